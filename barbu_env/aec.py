@@ -1,0 +1,279 @@
+"""Barbu: the complete four-player game as a PettingZoo AEC environment.
+
+===================  =============================================================
+Import               ``import barbu_env; env = barbu_env.env(rules="standard")``
+Agents               ``player_0`` ... ``player_3`` (seats 0-3, play passes left: +1)
+Action space         ``Discrete(85)`` for every agent
+Observation space    ``Dict(observation=Box(908,) float32, action_mask=Box(85,) int8)``
+State space          ``Box(1064,) float32`` (``env.state()``, perfect information)
+Game length          28 hands, about 1,600 decisions
+===================  =============================================================
+
+A game is 28 hands. The declarer of each hand picks one of the seven contracts they have
+not yet played (five negative trick contracts, Trumps, Domino), names the trump suit or
+the Domino starting rank where needed, then every player has a doubling turn (side bets
+between pairs of players), then the hand is played. The rules and all their variant
+switches are SPEC.md part A; ``barbu_env.rules.Rules`` lists the switches and
+``configs/rules/*.yaml`` the presets.
+
+Arguments
+---------
+``env(rules=None, render_mode=None)``: ``rules`` is a preset name (``"standard"``,
+``"classic"``, ``"rotating"``, ``"declarer_only"``), a path to a rules YAML file, a mapping
+of switches, or a ``Rules``; ``render_mode`` is ``"ansi"`` (``render()`` returns a string)
+or ``"human"`` (prints it). ``env()`` wraps ``raw_env`` in PettingZoo's
+``OrderEnforcingWrapper`` only: an illegal action already raises.
+
+Actions
+-------
+=========  ==================================================================
+ids        meaning
+=========  ==================================================================
+0-51       play card id ``suit * 13 + rank`` (suits C D H S; ranks 2 ... A)
+52-58      declare No Tricks, No Hearts, No Queens, No King of Hearts,
+           No Last Two, Trumps, Domino
+59-62      trump suit clubs, diamonds, hearts, spades
+63-75      Domino starting rank 2 ... A (``63 + rank``)
+76-83      doubling turn ``76 + b``: b names seats relative to the actor, bit 0
+           left, bit 1 opposite, bit 2 right; 76 names nobody
+84         pass (Domino, only when no card can be played)
+=========  ==================================================================
+``barbu_env.actions.action_text`` / ``parse_action`` convert ids to text ("play QH",
+"declare no_queens", "trump spades", "domino 7", "double left+right", "pass") and back.
+
+Action mask
+-----------
+``action_mask`` marks exactly the legal actions of the agent to act (all zeros for the
+others). Every decision is a turn, even a forced one: a declarer nobody doubled gets a
+doubling turn with only 76, a Domino player who cannot play a turn with only 84.
+Players who are out in Domino are skipped. An illegal action raises
+``IllegalActionError`` (a ``ValueError``) naming the action and the legal ones, and
+leaves the game exactly as it was.
+
+Observation
+-----------
+A float32 vector from the observer's seat: relative seat 0 is the observer, 1 left,
+2 opposite, 3 right. ``barbu_env.observation.decode(obs)`` splits it into these slices:
+
+=================  ========  ===============================================================
+slice              shape     meaning
+=================  ========  ===============================================================
+hand               52        cards the observer holds now
+trick              4 x 52    card each relative seat has played to the current trick
+played             4 x 52    cards each relative seat has played this hand
+taken              4 x 52    cards in the tricks each relative seat has won this hand
+domino_playable    52        Domino: cards that could be placed on the layout now
+phase              7         one-hot: declare, trump, domino_rank, double, tricks, domino,
+                             game_over
+contract           7         one-hot contract (no_tricks ... domino)
+trump              4         one-hot trump suit (Trumps)
+domino_rank        13        one-hot Domino starting rank
+declarer           4         one-hot relative seat of the declarer
+to_act             4         one-hot relative seat to act
+leader             4         one-hot relative seat that led the current trick
+doubled            4 x 4     [i, j] = 1 if seat i named seat j while doubling this hand
+doubling_done      4         seats that have had their doubling turn this hand
+owed               4 x 4     [i, d]: doubles i still owes declarer d / min_declarer_doubles
+contracts_left     4 x 7     contracts each seat has not yet declared
+hand_number        28        one-hot hand number
+trick_number       13        one-hot current trick
+tricks_won         4         tricks won this hand / 13
+hand_points        4         raw points this hand so far / 10
+domino_place       4 x 4     [i, k] = 1 if seat i went out k-th in Domino
+cards_left         4         cards held / 13
+game_scores        4         game totals / 100
+=================  ========  ===============================================================
+Nothing hidden is encoded: other players' hands appear only through the cards they
+have played.
+
+State
+-----
+``env.state()``: the four hands (absolute seats, 4 x 52), then seat 0's observation
+without its hand slice. For centralized critics.
+
+Rewards
+-------
+0 on every step except the last step of a hand, where each agent gets its settled score
+for that hand (raw contract score plus its side bets). The sum over the game equals the
+agent's final score. Scores are not scaled.
+
+Infos
+-----
+When a hand ends every agent's info gets ``"hand_result"``: hand number, declarer,
+contract, trump suit or starting rank, the four hands as dealt, the 4x4 doubling levels,
+raw and settled scores, tricks won, Domino finishing order. It stays until that agent's
+next action, so each agent sees each hand's result once in ``last()``.
+
+Reset options
+-------------
+``reset(seed=None, options=None)``; options ``"first_declarer"`` (seat 0-3) and
+``"deals"`` (up to 28 deals, each four lists of 13 cards as ids or text, for hands 1, 2,
+...; later hands are dealt from the seed). Same seed and options, same game.
+Malformed deals raise ``DealError`` (a ``ValueError``).
+
+Termination
+-----------
+All four agents terminate together after hand 28. There is no truncation.
+
+Version history
+---------------
+* v0: first release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .engine import NUM_ACTIONS, NUM_PLAYERS, BarbuState, DealError, IllegalActionError
+from .observation import OBS_DIM, OBS_HIGH, OBS_LOW, STATE_HIGH, STATE_LOW, ObservationEncoder
+from .render import render_state
+from .rules import Rules, load_rules
+
+AGENTS = tuple(f"player_{i}" for i in range(NUM_PLAYERS))
+_NO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
+
+
+def mask_array(legal: int) -> np.ndarray:
+    """An 85-bit legal-action set as an int8[85] mask."""
+    bits = np.unpackbits(np.frombuffer(legal.to_bytes(11, "little"), dtype=np.uint8), bitorder="little")
+    return bits[:NUM_ACTIONS].view(np.int8)
+
+
+class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order-enforcing guard, with ``last()`` answered by the environment
+    itself once reset (the base class reaches each field through two ``__getattr__``
+    hops, a fifth of a step's time here). Behaviour is unchanged."""
+
+    def last(self, observe: bool = True):
+        if not self._has_reset:
+            wrappers.order_enforcing.EnvLogger.error_observe_before_reset()
+        return self.env.last(observe)
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The Barbu AEC environment, guarded against out-of-order calls."""
+    return OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+class raw_env(AECEnv):
+    """The Barbu AEC environment without wrappers (see the module docstring)."""
+
+    metadata = {"render_modes": ["ansi", "human"], "name": "barbu_v0", "is_parallelizable": False}
+
+    def __init__(self, rules: Rules | str | dict | None = None, render_mode: str | None = None):
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, not {render_mode!r}")
+        self.rules = load_rules(rules)
+        self.render_mode = render_mode
+        self.possible_agents = list(AGENTS)
+        self.agents: list[str] = []
+        self._seat = {a: i for i, a in enumerate(AGENTS)}
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(OBS_LOW, OBS_HIGH, dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in AGENTS}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
+        self.state_space = spaces.Box(STATE_LOW, STATE_HIGH, dtype=np.float32)
+        self.game: BarbuState | None = None
+        self._encoder = ObservationEncoder()
+        self._mask_key = -1
+        self._mask = _NO_MASK
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ API
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        options = options or {}  # other keys are ignored, as PettingZoo's api_test expects
+        rng = np.random.default_rng(seed)
+        self.game = BarbuState.new_game(
+            self.rules, rng, first_declarer=options.get("first_declarer"), deals=options.get("deals")
+        )
+        self.agents = list(AGENTS)
+        self.rewards = {a: 0 for a in AGENTS}
+        self._cumulative_rewards = {a: 0 for a in AGENTS}
+        self.terminations = {a: False for a in AGENTS}
+        self.truncations = {a: False for a in AGENTS}
+        self.infos = {a: {} for a in AGENTS}
+        self._rewards_dirty = False
+        self._encoder.reset()
+        self._mask_key = -1
+        self.agent_selection = AGENTS[self.game.current_player]
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None:
+            raise IllegalActionError(f"{agent} must act: None is only for agents that are done")
+        game = self.game
+        result = game.apply_action(action)  # raises on an illegal action, changing nothing
+        self._cumulative_rewards[agent] = 0
+        if self.infos[agent]:
+            self.infos[agent] = {}
+        if self._rewards_dirty:
+            self._clear_rewards()
+            self._rewards_dirty = False
+        if result is not None:
+            info = result.to_dict()
+            for a, score in zip(AGENTS, result.settled):
+                self.rewards[a] = score
+                self._cumulative_rewards[a] += score
+                self.infos[a] = {"hand_result": info}
+            self._rewards_dirty = True
+            if game.is_terminal:
+                self.terminations = {a: True for a in AGENTS}
+                self.agent_selection = AGENTS[(self._seat[agent] + 1) % NUM_PLAYERS]
+                if self.render_mode == "human":
+                    self.render()
+                return
+        self.agent_selection = AGENTS[game.current_player]
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self._seat[agent]
+        game = self.game
+        obs = self._encoder.observe(game, seat)
+        if seat != game.current_player:
+            return {"observation": obs, "action_mask": _NO_MASK.copy()}
+        key = len(game.history)
+        if key != self._mask_key:
+            self._mask = mask_array(game.legal_mask())
+            self._mask_key = key
+        return {"observation": obs, "action_mask": self._mask.copy()}
+
+    def state(self) -> np.ndarray:
+        return self._encoder.state_vector(self.game)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
+            return None
+        text = render_state(self.game)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+__all__ = ["AGENTS", "DealError", "IllegalActionError", "env", "mask_array", "raw_env"]

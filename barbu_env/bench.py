@@ -1,0 +1,461 @@
+"""Decisions per second of random legal full games: the engine, the AEC environment,
+and OpenSpiel's ``hearts`` as a yardstick, measured in one run on one pinned core.
+
+Run ``python -m barbu_env.bench`` (``--help`` for the options). Every subject plays whole
+games with a uniformly random legal action at each decision, until ``--seconds`` have
+passed (the last game is finished, and its time counted) or for exactly ``--games``
+games. Setting up each game (``new_game``, ``env.reset``, ``new_initial_state``) is
+inside the timed region.
+
+==============================  ==========================================================
+subject                         one decision is ...
+==============================  ==========================================================
+barbu engine (mask)             ``legal_mask()``, a random set bit of it, ``apply_action``
+barbu engine (legal_actions)    ``legal_actions()``, a random element, ``apply_action``
+barbu AEC env()                 one ``env.last()`` + ``env.step(action)`` of the standard
+                                PettingZoo loop (observation and mask built), action taken
+                                from ``np.flatnonzero(obs["action_mask"])``; the dead steps
+                                of finished agents (``action=None``) are not counted
+barbu AEC raw_env               the same loop on ``env.unwrapped`` (no order-enforcing
+                                wrapper)
+hearts bare                     ``legal_actions()``, a random element, ``apply_action``;
+                                chance nodes (pass direction, the deal) are sampled from
+                                ``chance_outcomes()`` inside the timed region but are not
+                                counted as decisions
+hearts observer                 as hearts bare, plus ``observation.set_from(state, player)``
+                                filling a numpy buffer for the player to act
+==============================  ==========================================================
+
+A Barbu game is 28 hands and every turn is a decision, forced ones included (declaring,
+naming a trump or Domino rank, each doubling turn, each card or Domino pass). An
+OpenSpiel ``hearts`` game is one deal: up to 12 passed cards plus 52 card plays.
+
+The ratio column divides a Barbu rate by the matching ``hearts`` rate: the engine rows
+by hearts bare, the environment rows by hearts with its observer.
+
+Only ``main`` prints; the functions return ``Measurement`` records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import random
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .engine import BarbuState
+from .rules import Rules, load_rules, preset_names
+
+# Names of the subjects, as printed and written to JSON.
+ENGINE_MASK = "barbu engine: legal_mask + random bit"
+ENGINE_LIST = "barbu engine: legal_actions() + choice"
+AEC_ENV = "barbu AEC env(): last + step"
+AEC_RAW = "barbu AEC env.unwrapped (raw_env)"
+HEARTS_BARE = "OpenSpiel hearts: bare"
+HEARTS_OBS = "OpenSpiel hearts: + observer -> numpy"
+
+#: Which hearts figure each Barbu figure is divided by.
+RATIO_TO = {
+    ENGINE_MASK: HEARTS_BARE,
+    ENGINE_LIST: HEARTS_BARE,
+    AEC_ENV: HEARTS_OBS,
+    AEC_RAW: HEARTS_OBS,
+}
+
+
+@dataclass
+class Measurement:
+    """Figures for one subject."""
+
+    name: str
+    games: int  # full games played
+    decisions: int  # player decisions in those games (see the module docstring)
+    seconds: float  # wall time of those games, set-up included
+    note: str = ""  # what exactly was measured, when the name does not say it
+
+    @property
+    def rate(self) -> float:
+        """Decisions per second."""
+        return self.decisions / self.seconds if self.seconds > 0 else 0.0
+
+
+# ---------------------------------------------------------------------- timing
+
+
+def measure(play_game: Callable[[], int], seconds: float, games: int | None = None) -> tuple[int, int, float]:
+    """Call ``play_game`` (which plays one full game and returns its decision count)
+    until ``seconds`` have passed, or exactly ``games`` times if given.
+
+    Returns (games played, decisions, elapsed seconds)."""
+    played = decisions = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        decisions += play_game()
+        played += 1
+        now = time.perf_counter()
+        if (played >= games) if games is not None else (now >= deadline):
+            return played, decisions, now - start
+
+
+def random_bit(mask: int, rng: random.Random) -> int:
+    """A uniformly random set bit of ``mask`` (non-zero), as its index: the k-th lowest
+    set bit for a random k.
+
+    >>> random_bit(0b1000, random.Random(0))
+    3
+    """
+    for _ in range(int(rng.random() * mask.bit_count())):
+        mask &= mask - 1  # drop the lowest set bit
+    return (mask & -mask).bit_length() - 1
+
+
+# ---------------------------------------------------------------------- barbu engine
+
+
+def bench_engine_mask(
+    seconds: float, games: int | None = None, rules: Rules | str | None = None, seed: int = 0
+) -> Measurement:
+    """The engine alone; the action is a random set bit of ``legal_mask()``."""
+    rules = load_rules(rules)
+    deal_rng = np.random.default_rng(seed)
+    rng = random.Random(seed)
+
+    def play_game() -> int:
+        state = BarbuState.new_game(rules=rules, rng=deal_rng)
+        n = 0
+        while not state.is_terminal:
+            state.apply_action(random_bit(state.legal_mask(), rng))
+            n += 1
+        return n
+
+    return Measurement(ENGINE_MASK, *measure(play_game, seconds, games))
+
+
+def bench_engine_legal_actions(
+    seconds: float, games: int | None = None, rules: Rules | str | None = None, seed: int = 0
+) -> Measurement:
+    """The engine alone; the action is a random element of ``legal_actions()``."""
+    rules = load_rules(rules)
+    deal_rng = np.random.default_rng(seed)
+    rng = random.Random(seed)
+
+    def play_game() -> int:
+        state = BarbuState.new_game(rules=rules, rng=deal_rng)
+        n = 0
+        while not state.is_terminal:
+            legal = state.legal_actions()
+            state.apply_action(legal[int(rng.random() * len(legal))])
+            n += 1
+        return n
+
+    return Measurement(ENGINE_LIST, *measure(play_game, seconds, games))
+
+
+# ---------------------------------------------------------------------- barbu AEC environment
+
+
+def make_aec_env(rules: Rules | str | None = None):
+    """``barbu_env.env(rules=...)``; raises ImportError (or whatever the import raises)
+    while the environment is not available."""
+    from . import env
+
+    return env(rules=rules)
+
+
+def _play_aec(env, seed: int, seconds: float, games: int | None) -> tuple[int, int, float]:
+    """The standard PettingZoo AEC loop, random legal actions taken from the mask."""
+    rng = random.Random(seed)
+    seeds = itertools.count(seed)  # a fresh seed per game
+
+    def play_game() -> int:
+        env.reset(seed=next(seeds))
+        n = 0
+        for _agent in env.agent_iter():
+            obs, _reward, termination, truncation, _info = env.last()
+            if termination or truncation:
+                action = None
+            else:
+                legal = np.flatnonzero(obs["action_mask"])
+                action = int(legal[int(rng.random() * len(legal))])
+                n += 1
+            env.step(action)
+        return n
+
+    return measure(play_game, seconds, games)
+
+
+def bench_aec(
+    seconds: float, games: int | None = None, rules: Rules | str | None = None, seed: int = 0
+) -> Measurement:
+    """``barbu_env.env()`` as users get it (all PettingZoo wrappers), observations and
+    masks included."""
+    env = make_aec_env(rules)
+    try:
+        return Measurement(AEC_ENV, *_play_aec(env, seed, seconds, games), note=_env_note(env))
+    finally:
+        env.close()
+
+
+def bench_aec_raw(
+    seconds: float, games: int | None = None, rules: Rules | str | None = None, seed: int = 0
+) -> Measurement:
+    """The same loop on ``env.unwrapped``: the raw environment without its wrappers."""
+    env = make_aec_env(rules)
+    try:
+        raw = env.unwrapped
+        return Measurement(AEC_RAW, *_play_aec(raw, seed, seconds, games), note=_env_note(raw))
+    finally:
+        env.close()
+
+
+def _env_note(env) -> str:
+    """The observation's parts and sizes, e.g. 'observation float32[400], action_mask int8[85]'."""
+    try:
+        space = env.observation_space(env.possible_agents[0])
+        parts = space.spaces.items() if hasattr(space, "spaces") else [("observation", space)]
+        return ", ".join(f"{k} {v.dtype}{list(v.shape)}" for k, v in parts)
+    except Exception:  # a description only: never fail a measurement over it
+        return ""
+
+
+# ---------------------------------------------------------------------- OpenSpiel hearts
+
+
+def _play_hearts(seconds: float, games: int | None, seed: int, observe=None) -> tuple[int, int, float, int]:
+    """Random play of OpenSpiel ``hearts``; ``observe(state, player)`` is called before
+    each player decision if given. Chance nodes are sampled (timed) but not counted as
+    decisions. Returns (games, decisions, seconds, chance nodes)."""
+    import pyspiel
+
+    game = pyspiel.load_game("hearts")
+    rng = random.Random(seed)
+    chance_nodes = 0
+
+    def play_game() -> int:
+        nonlocal chance_nodes
+        state = game.new_initial_state()
+        n = c = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                # Every hearts chance node is uniform (the pass direction, each undealt
+                # card), so a random element of chance_outcomes() is an exact sample.
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[int(rng.random() * len(outcomes))][0])
+                c += 1
+                continue
+            if observe is not None:
+                observe(state, state.current_player())
+            legal = state.legal_actions()
+            state.apply_action(legal[int(rng.random() * len(legal))])
+            n += 1
+        chance_nodes += c
+        return n
+
+    return (*measure(play_game, seconds, games), chance_nodes)
+
+
+def bench_hearts_bare(seconds: float, games: int | None = None, seed: int = 0) -> Measurement:
+    """OpenSpiel ``hearts`` (C++ through pybind11), random play, no observation."""
+    played, decisions, elapsed, chance = _play_hearts(seconds, games, seed)
+    note = f"{chance:,} chance nodes sampled, timed, not counted"
+    return Measurement(HEARTS_BARE, played, decisions, elapsed, note=note)
+
+
+def hearts_observation():
+    """An OpenSpiel observation of ``hearts`` whose ``tensor`` is a numpy view of the
+    buffer ``set_from`` fills, and a description of it.
+
+    The plain observation tensor (``perfect_recall=False``) is tried first; ``hearts``
+    offers only the information-state tensor (``perfect_recall=True``), so that is the
+    fallback."""
+    import pyspiel
+    from open_spiel.python.observation import make_observation
+
+    game = pyspiel.load_game("hearts")
+    for perfect_recall in (False, True):
+        try:
+            obs = make_observation(game, pyspiel.IIGObservationType(perfect_recall=perfect_recall))
+        except pyspiel.SpielError:
+            obs = None
+        if obs is not None and obs.tensor is not None:
+            kind = "information-state tensor" if perfect_recall else "observation tensor"
+            return obs, f"{kind} float32[{obs.tensor.size}]"
+    raise RuntimeError("hearts offers no observation tensor")
+
+
+def bench_hearts_observer(seconds: float, games: int | None = None, seed: int = 0) -> Measurement:
+    """OpenSpiel ``hearts``, random play, the observer filling a numpy buffer for the
+    player to act at every decision."""
+    obs, description = hearts_observation()
+    played, decisions, elapsed, chance = _play_hearts(seconds, games, seed, observe=obs.set_from)
+    note = f"{description}, filled for the player to act; {chance:,} chance nodes sampled, timed, not counted"
+    return Measurement(HEARTS_OBS, played, decisions, elapsed, note=note)
+
+
+# ---------------------------------------------------------------------- the run
+
+
+def pin_to_core(core: int | None) -> int | None:
+    """Pin this process to ``core`` (default: the highest-numbered core it may use).
+    Returns the core, or None where the OS has no ``sched_setaffinity``."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    allowed = os.sched_getaffinity(0)
+    if core is None:
+        core = max(allowed)
+    if core not in allowed:
+        raise ValueError(f"cannot pin to core {core}: this process may use cores {sorted(allowed)}")
+    os.sched_setaffinity(0, {core})
+    return core
+
+
+def machine_info(pinned: int | None) -> dict:
+    """Python, numpy and CPU facts for the report."""
+    info = {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+        "cpu": _cpu_model(),
+        "cpus": os.cpu_count(),
+        "pinned_core": pinned,
+    }
+    for module in ("pettingzoo", "pyspiel"):
+        try:
+            info[module] = __import__(module).__version__
+        except (ImportError, AttributeError):
+            info[module] = None
+    return info
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def run(seconds: float, games: int | None, rules: str, seed: int) -> tuple[list[Measurement], dict[str, str]]:
+    """Every subject in turn. Returns the measurements and, per subject that could not
+    run, the reason it was skipped."""
+    results: list[Measurement] = []
+    skipped: dict[str, str] = {}
+    env_error = _import_error(make_aec_env, rules)
+    spiel_error = _import_error(lambda: __import__("pyspiel"))
+    subjects = [  # (name, why it cannot run or None, the measurement)
+        (ENGINE_MASK, None, lambda: bench_engine_mask(seconds, games, rules, seed)),
+        (ENGINE_LIST, None, lambda: bench_engine_legal_actions(seconds, games, rules, seed)),
+        (AEC_ENV, env_error, lambda: bench_aec(seconds, games, rules, seed)),
+        (AEC_RAW, env_error, lambda: bench_aec_raw(seconds, games, rules, seed)),
+        (HEARTS_BARE, spiel_error, lambda: bench_hearts_bare(seconds, games, seed)),
+        (HEARTS_OBS, spiel_error, lambda: bench_hearts_observer(seconds, games, seed)),
+    ]
+    for name, error, bench in subjects:
+        if error:
+            skipped[name] = error
+        else:
+            results.append(bench())
+    return results, skipped
+
+
+def _import_error(make, *args) -> str | None:
+    """None if ``make(*args)`` works, else the reason it does not."""
+    try:
+        obj = make(*args)
+    except Exception as e:  # a subject that cannot be built is skipped, with the reason
+        return f"{type(e).__name__}: {e}"
+    if hasattr(obj, "close"):
+        obj.close()
+    return None
+
+
+def ratios(results: list[Measurement]) -> dict[str, tuple[float, str]]:
+    """Per Barbu subject: its rate over the matching hearts rate, and that hearts subject."""
+    rate = {m.name: m.rate for m in results}
+    return {name: (rate[name] / rate[ref], ref) for name, ref in RATIO_TO.items() if name in rate and rate.get(ref)}
+
+
+def format_table(results: list[Measurement]) -> str:
+    ratio = ratios(results)
+    width = max(len(m.name) for m in results)
+    lines = [f"{'subject':<{width}}  {'games':>6}  {'decisions':>10}  {'seconds':>7}  {'decisions/s':>11}  ratio"]
+    for m in results:
+        r = f"{ratio[m.name][0]:.3f} x {ratio[m.name][1]}" if m.name in ratio else ""
+        lines.append(f"{m.name:<{width}}  {m.games:>6}  {m.decisions:>10,}  {m.seconds:>7.2f}  {m.rate:>11,.0f}  {r}")
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m barbu_env.bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--seconds", type=float, default=5.0, help="time budget per subject (default 5)")
+    p.add_argument("--games", type=int, default=None, help="play exactly this many games per subject instead")
+    p.add_argument("--rules", default="standard", choices=preset_names(), help="Barbu rules preset (default standard)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the deals and the random players (default 0)")
+    pin = p.add_mutually_exclusive_group()
+    pin.add_argument("--pin-core", type=int, default=None, metavar="CORE",
+                     help="pin the process to this core (default: the highest-numbered allowed core)")
+    pin.add_argument("--no-pin", action="store_true", help="do not pin the process to a core")
+    p.add_argument("--json", metavar="PATH", help="also write the figures and machine info to this JSON file")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    pinned = None if args.no_pin else pin_to_core(args.pin_core)
+    info = machine_info(pinned)
+
+    print(f"python {info['python']} ({info['implementation']}), numpy {info['numpy']}, "
+          f"pettingzoo {info['pettingzoo']}, pyspiel {info['pyspiel']}")
+    print(f"{info['platform']}; {info['cpu']}; {info['cpus']} cpus")
+    if pinned is None:
+        print("not pinned to a core")
+    else:
+        print(f"pinned to core {pinned} (os.sched_setaffinity(0, {{{pinned}}}))")
+    budget = f"{args.games} games" if args.games is not None else f"{args.seconds:g} s (whole games)"
+    print(f"rules {args.rules}, seed {args.seed}, per subject: {budget}; random legal play")
+    print()
+
+    results, skipped = run(args.seconds, args.games, args.rules, args.seed)
+    print(format_table(results))
+    notes = [m for m in results if m.note]
+    if notes or skipped:
+        print()
+    for m in notes:
+        print(f"{m.name}: {m.note}")
+    for name, reason in skipped.items():
+        print(f"{name}: skipped ({reason})")
+    print()
+    print("decisions: every Barbu turn (forced ones too); hearts counts player decisions only, not chance nodes")
+
+    if args.json:
+        ratio = ratios(results)
+        doc = {
+            "machine": info,
+            "settings": {"seconds": args.seconds, "games": args.games, "rules": args.rules, "seed": args.seed},
+            "results": [
+                {**asdict(m), "decisions_per_second": m.rate,
+                 "ratio": ratio[m.name][0] if m.name in ratio else None,
+                 "ratio_to": ratio[m.name][1] if m.name in ratio else None}
+                for m in results
+            ],
+            "skipped": skipped,
+        }
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=2)
+        print(f"figures written to {args.json}")
+
+
+if __name__ == "__main__":
+    main()
