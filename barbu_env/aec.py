@@ -69,19 +69,20 @@ contract           7         one-hot contract (no_tricks ... domino)
 trump              4         one-hot trump suit (Trumps)
 domino_rank        13        one-hot Domino starting rank
 declarer           4         one-hot relative seat of the declarer
-to_act             4         one-hot relative seat to act
-leader             4         one-hot relative seat that led the current trick
 doubled            4 x 4     [i, j] = 1 if seat i named seat j while doubling this hand
+                             (a double, or a redouble if j had named i)
 doubling_done      4         seats that have had their doubling turn this hand
 owed               4 x 4     [i, d]: doubles i still owes declarer d / min_declarer_doubles
 contracts_left     4 x 7     contracts each seat has not yet declared
-hand_number        28        one-hot hand number
-trick_number       13        one-hot current trick
+hand_number        28        one-hot hand number (0-based)
+game_scores        4         game totals / 100
+to_act             4         one-hot relative seat to act
+leader             4         one-hot relative seat that led the current trick
+trick_number       13        one-hot current trick (0-based)
 tricks_won         4         tricks won this hand / 13
 hand_points        4         raw points this hand so far / 10
 domino_place       4 x 4     [i, k] = 1 if seat i went out k-th in Domino
 cards_left         4         cards held / 13
-game_scores        4         game totals / 100
 =================  ========  ===============================================================
 Nothing hidden is encoded: other players' hands appear only through the cards they
 have played.

@@ -182,12 +182,14 @@ def settle(raw: Sequence[int], levels: Sequence[Sequence[int]]) -> list[int]:
 def parse_deal(deal: Sequence[Sequence[int | str]]) -> tuple[int, int, int, int]:
     """Four hands (ids or text) as four 52-bit ints; anything but 4 x 13 distinct cards
     raises ``DealError``."""
-    if isinstance(deal, (str, bytes)) or len(deal) != NUM_PLAYERS:
+    if isinstance(deal, (str, bytes)) or not hasattr(deal, "__len__") or len(deal) != NUM_PLAYERS:
         raise DealError(f"a deal is four hands (seats 0-3), got {deal!r}")
     hands = []
     for seat, hand in enumerate(deal):
         if isinstance(hand, (str, bytes)):
             hand = hand.replace(",", " ").split()
+        if not hasattr(hand, "__len__"):
+            raise DealError(f"seat {seat} is dealt {hand!r}, not a list of 13 cards")
         if len(hand) != CARDS_PER_HAND:
             raise DealError(f"seat {seat} is dealt {len(hand)} cards, not 13: {hand!r}")
         mask = 0
@@ -214,7 +216,7 @@ class HandResult:
     contract: str  # one of CONTRACT_NAMES
     trump: int | None  # trump suit (Trumps) or None
     starting_rank: int | None  # Domino starting rank or None
-    dealt: tuple[str, str, str, str]  # the four hands as dealt, as card text
+    dealt: tuple[int, int, int, int]  # the four hands as dealt (card sets)
     levels: tuple[tuple[int, ...], ...]  # 4x4 doubling levels (0, 1 or 2), symmetric
     raw: tuple[int, int, int, int]
     settled: tuple[int, int, int, int]
@@ -222,8 +224,11 @@ class HandResult:
     out_order: tuple[int, ...]  # Domino finishing order (empty otherwise)
 
     def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        return {k: [list(x) for x in v] if k == "levels" else (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
+        """Plain JSON values; the dealt hands as card text ("2C TD AH ...")."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["dealt"] = [hand_text(h) for h in self.dealt]
+        d["levels"] = [list(row) for row in self.levels]
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
 
 
 class BarbuState:
@@ -285,7 +290,7 @@ class BarbuState:
         s.rng = rng if rng is not None else np.random.default_rng()
         if deals is None:
             deals = []
-        if isinstance(deals, (str, bytes)) or len(deals) > NUM_HANDS:
+        if isinstance(deals, (str, bytes)) or not hasattr(deals, "__len__") or len(deals) > NUM_HANDS:
             raise DealError(f"deals must be a list of at most {NUM_HANDS} deals")
         s.deals = [parse_deal(d) for d in deals]
         if first_declarer is None:
@@ -504,10 +509,8 @@ class BarbuState:
     def _illegal_message(self, action: int, legal: int) -> str:
         from .actions import action_text
 
-        try:
-            what = f"{action} ({action_text(action)})"
-        except ValueError:
-            what = repr(action)
+        # Only ids 0..84 have a text (action_text reads a negative id as an offset).
+        what = f"{action} ({action_text(action)})" if 0 <= action < NUM_ACTIONS else repr(action)
         if self.phase is _GAME_OVER:
             return f"illegal action {what}: the game is over"
         options = ", ".join(f"{a} ({action_text(a)})" for a in actions_of(legal))
@@ -663,7 +666,7 @@ class BarbuState:
             contract=CONTRACT_NAMES[self.contract],
             trump=self.trump if self.trump >= 0 else None,
             starting_rank=self.start_rank if self.start_rank >= 0 else None,
-            dealt=tuple(hand_text(h) for h in self.dealt),
+            dealt=self.dealt,
             levels=tuple(tuple(row) for row in levels),
             raw=tuple(raw),
             settled=tuple(settled),

@@ -3,46 +3,15 @@
 Everything is from the observer's seat: relative seat 0 is the observer, 1 its left
 (next to play), 2 opposite, 3 right. A card row is 52 values in card-id order
 (``suit * 13 + rank``). Only the observer's own hand and public facts are encoded.
+The slices are ``SLICES`` below, in order; the environment's documentation
+(``barbu_env/aec.py``) has the table of what each means, and a test keeps the two
+in step.
 
-=================  ========  ===============================================================
-slice              shape     meaning
-=================  ========  ===============================================================
-hand               52        cards the observer holds now
-trick              4 x 52    card each relative seat has played to the current trick
-played             4 x 52    cards each relative seat has played this hand (the trick too)
-taken              4 x 52    cards in the tricks each relative seat has won this hand
-domino_playable    52        Domino: cards that could be placed on the layout now
-phase              7         one-hot Phase: declare, trump, domino_rank, double, tricks,
-                             domino, game_over
-contract           7         one-hot contract (no_tricks ... domino); zeros before it is named
-trump              4         one-hot trump suit (Trumps)
-domino_rank        13        one-hot Domino starting rank (2 ... A)
-declarer           4         one-hot relative seat of this hand's declarer
-to_act             4         one-hot relative seat to act
-leader             4         one-hot relative seat that led the current trick
-doubled            4 x 4     [i, j] = 1 if relative seat i named relative seat j this hand
-                             (a double, or a redouble if j named i first)
-doubling_done      4         relative seats that have had their doubling turn this hand
-owed               4 x 4     [i, d]: doubles seat i still owes seat d as declarer, divided
-                             by ``min_declarer_doubles`` (0 when that is 0)
-contracts_left     4 x 7     contracts each relative seat has not yet declared
-hand_number        28        one-hot hand number (0-based)
-trick_number       13        one-hot number of the current trick
-tricks_won         4         tricks each relative seat has won this hand / 13
-hand_points        4         raw points each relative seat has this hand so far / 10
-domino_place       4 x 4     [i, k] = 1 if relative seat i went out k-th in Domino
-cards_left         4         cards each relative seat holds / 13
-game_scores        4         game totals of each relative seat / 100
-=================  ========  ===============================================================
-
-``OBS_DIM`` is the sum of the slices (908). ``decode(obs)`` splits a vector back into
-its named slices (views, reshaped); tests use it.
-
-``ObservationEncoder`` keeps one buffer per observer and rewrites only the card rows
-that changed since that observer's last observation (compared as 52-bit ints); the
-small public fields are rewritten every time. ``state_vector`` is the global,
-perfect-information vector for centralized critics: all four hands (absolute seats)
-then seat 0's observation less its hand slice.
+``OBS_DIM`` is the sum of the slices (908). ``decode(obs)`` splits a vector (or a batch)
+back into its named slices, reshaped; tests use it. ``ObservationEncoder`` builds the
+vectors incrementally (see its docstring). ``ObservationEncoder.state_vector`` is the
+global, perfect-information vector for centralized critics: all four hands (absolute
+seats), then seat 0's observation less its hand slice (``STATE_DIM`` = 1064).
 """
 
 from __future__ import annotations

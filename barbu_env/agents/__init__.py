@@ -1,0 +1,21 @@
+"""Agents: anything that picks a legal action from an observation.
+
+Every player — a baseline, a trained policy, a human at the terminal, another RL
+library's policy behind a thin adapter — is an ``Agent``: ``act(observation, agent)``
+takes the observation dict the environment gives (``{"observation", "action_mask"}``)
+and the acting agent's name (``"player_0"`` ...), and returns a legal action id.
+
+Agents are made by name through a registry, so that ``--agents heuristic,random`` works
+from the command line: ``make_agent("random", seed=0)``. A name that is not registered
+but is a path to a file is handed to the loaders registered with ``register_loader``
+(trained checkpoints).
+"""
+
+from .base import Agent, BatchAgent, act_batch
+from .registry import agent_names, make_agent, register, register_loader
+
+# Importing the baselines registers them.
+from . import random_agent as _random_agent  # noqa: F401,E402
+from . import heuristic as _heuristic  # noqa: F401,E402
+
+__all__ = ["Agent", "BatchAgent", "act_batch", "agent_names", "make_agent", "register", "register_loader"]

@@ -1,0 +1,244 @@
+"""The PettingZoo AEC environment: API conformance, reproducibility, rewards and infos,
+errors, rendering, and the golden games replayed through the environment."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import barbu_env
+from barbu_env.actions import action_text, parse_action
+from barbu_env.aec import AGENTS
+from barbu_env.engine import NUM_ACTIONS, DealError, IllegalActionError
+from barbu_env.observation import OBS_DIM, STATE_DIM, decode
+
+GOLDEN = sorted((Path(__file__).parent / "data" / "golden").glob("*.json"))
+
+
+def random_actions(env, rng):
+    """Play a whole game with seeded random legal actions, yielding (agent, obs, reward, info)."""
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        yield agent, obs, reward, info
+        if term or trunc:
+            env.step(None)
+        else:
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+
+
+def test_pettingzoo_api_test_passes():
+    api_test(barbu_env.env(), num_cycles=3000)
+
+
+def test_pettingzoo_seed_test_passes():
+    seed_test(barbu_env.env, num_cycles=300)
+
+
+def test_pettingzoo_render_test_passes():
+    render_test(lambda render_mode=None: barbu_env.env(render_mode=render_mode))
+
+
+def test_same_seed_and_options_replay_a_whole_game_identically():
+    def trace(seed_env, seed_actions, options=None):
+        env = barbu_env.env()
+        env.reset(seed=seed_env, options=options)
+        out = []
+        for agent, obs, reward, _ in random_actions(env, np.random.default_rng(seed_actions)):
+            out.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes(), reward))
+        return out
+
+    a, b = trace(7, 1), trace(7, 1)
+    assert len(a) > 1000  # a complete 28-hand game
+    assert a == b
+    assert trace(8, 1) != a  # another seed deals other cards
+    opts = {"first_declarer": 2}
+    assert trace(7, 1, opts) == trace(7, 1, opts)
+
+
+def test_rewards_sum_to_final_scores_and_hand_results_are_reported():
+    env = barbu_env.env()
+    env.reset(seed=3)
+    totals = dict.fromkeys(AGENTS, 0)
+    results = {}
+    for agent, _, reward, info in random_actions(env, np.random.default_rng(0)):
+        totals[agent] += reward
+        if "hand_result" in info:
+            results[info["hand_result"]["hand"]] = info["hand_result"]
+    game = env.unwrapped.game
+    assert [totals[a] for a in AGENTS] == game.scores
+    assert sorted(results) == list(range(28))
+    for h, r in results.items():
+        assert {"hand", "declarer", "contract", "dealt", "levels", "raw", "settled"} <= set(r)
+        assert r == game.results[h].to_dict()
+        assert sum(r["settled"]) == sum(r["raw"])
+
+
+def test_reward_arrives_on_the_last_step_of_each_hand_only():
+    env = barbu_env.raw_env()
+    env.reset(seed=5)
+    rng = np.random.default_rng(5)
+    nonzero_steps = 0
+    while not env.game.is_terminal:
+        hand = env.game.hand_number
+        mask = env.observe(env.agent_selection)["action_mask"]
+        env.step(int(rng.choice(np.flatnonzero(mask))))
+        if env.game.hand_number == hand:
+            assert all(r == 0 for r in env.rewards.values())
+        else:
+            nonzero_steps += 1
+            assert [env.rewards[a] for a in AGENTS] == list(env.game.results[-1].settled)
+    assert nonzero_steps == 28
+    assert all(env.terminations.values())
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=lambda p: p.stem)
+def test_golden_game_replays_through_the_environment(path):
+    game = json.loads(path.read_text())
+    env = barbu_env.env()
+    env.reset(seed=0, options={"first_declarer": game["first_declarer"], "deals": game["deals"]})
+    rewards = np.zeros(4, dtype=np.int64)
+    for d in game["decisions"]:
+        agent = env.agent_selection
+        obs, *_ = env.last()
+        assert agent == f"player_{d['seat']}"
+        assert np.flatnonzero(obs["action_mask"]).tolist() == d["legal"]
+        env.step(d["action"])
+        rewards += [env.rewards[a] for a in AGENTS]
+    assert all(env.terminations.values())
+    assert rewards.tolist() == game["final_scores"]
+
+
+def test_forced_turns_are_still_put_to_the_agent():
+    # The golden games hold declarers nobody doubled (only 76 legal) and Domino passes (only 84).
+    forced = set()
+    for path in GOLDEN:
+        for d in json.loads(path.read_text())["decisions"]:
+            if len(d["legal"]) == 1 and d["legal"][0] in (76, 84):
+                forced.add(d["legal"][0])
+    assert forced == {76, 84}
+
+
+def test_illegal_action_raises_naming_the_legal_ones_and_changes_nothing():
+    env = barbu_env.env()
+    env.reset(seed=11)
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # into the middle of the first hand's play
+        obs, *_ = env.last()
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    agent = env.agent_selection
+    before = env.last()
+    state_before = env.state()
+    illegal = int(np.flatnonzero(before[0]["action_mask"] == 0)[0])
+    with pytest.raises(IllegalActionError) as err:
+        env.step(illegal)
+    assert isinstance(err.value, ValueError)
+    msg = str(err.value)
+    assert str(illegal) in msg and action_text(illegal) in msg
+    for a in np.flatnonzero(before[0]["action_mask"]):
+        assert action_text(int(a)) in msg
+    after = env.last()
+    assert env.agent_selection == agent
+    np.testing.assert_array_equal(after[0]["observation"], before[0]["observation"])
+    np.testing.assert_array_equal(after[0]["action_mask"], before[0]["action_mask"])
+    np.testing.assert_array_equal(env.state(), state_before)
+    with pytest.raises(IllegalActionError):
+        env.step(NUM_ACTIONS)
+    with pytest.raises(IllegalActionError):
+        env.step(None)
+    env.step(int(np.flatnonzero(before[0]["action_mask"])[0]))  # the game goes on
+
+
+@pytest.mark.parametrize(
+    "deals",
+    [
+        [[list(range(13)), list(range(13, 26)), list(range(26, 39)), list(range(39, 51)) + [0]]],  # a card twice
+        [[list(range(13)), list(range(13, 26)), list(range(26, 39))]],  # three hands
+        [[list(range(12)), list(range(12, 26)), list(range(26, 39)), list(range(39, 52))]],  # 12 and 14 cards
+        [[["ZZ"] + list(range(1, 13)), list(range(13, 26)), list(range(26, 39)), list(range(39, 52))]],  # bad text
+        [[list(range(13)), list(range(13, 26)), list(range(26, 39)), list(range(39, 52))]] * 29,  # 29 deals
+    ],
+    ids=["duplicate", "three-hands", "wrong-counts", "unknown-text", "too-many"],
+)
+def test_malformed_deals_raise_at_reset(deals):
+    env = barbu_env.env()
+    with pytest.raises(DealError):
+        env.reset(seed=0, options={"deals": deals})
+
+
+def test_deals_are_used_in_order_and_accept_text():
+    deal = [list(range(s * 13, s * 13 + 13)) for s in range(4)]
+    text_deal = [[barbu_env.card_text(c) for c in hand] for hand in reversed(deal)]
+    env = barbu_env.env()
+    env.reset(seed=0, options={"deals": [deal, text_deal], "first_declarer": 1})
+    game = env.unwrapped.game
+    assert game.declarer == 1 and game.hands == [sum(1 << c for c in h) for h in deal]
+    rng = np.random.default_rng(0)
+    while game.hand_number == 0:
+        env.step(int(rng.choice(np.flatnonzero(env.last()[0]["action_mask"]))))
+    assert game.hands == [sum(1 << c for c in h) for h in reversed(deal)]
+
+
+def test_observation_and_state_fit_their_spaces_and_decode():
+    env = barbu_env.env()
+    env.reset(seed=2)
+    obs, *_ = env.last()
+    assert obs["observation"].shape == (OBS_DIM,) and obs["observation"].dtype == np.float32
+    assert env.observation_space("player_0").contains(obs)
+    assert env.state().shape == (STATE_DIM,) and env.unwrapped.state_space.contains(env.state())
+    parts = decode(obs["observation"])
+    seat = int(env.agent_selection[-1])
+    hand_cards = np.flatnonzero(parts["hand"])
+    assert sum(1 << int(c) for c in hand_cards) == env.unwrapped.game.hands[seat]
+    # the acting agent sees its mask; the others see zeros
+    for agent in AGENTS:
+        mask = env.observe(agent)["action_mask"]
+        assert (mask.sum() > 0) == (agent == env.agent_selection)
+
+
+def test_render_modes():
+    env = barbu_env.env(render_mode="ansi")
+    env.reset(seed=1)
+    text = env.render()
+    assert isinstance(text, str) and "Hand 1/28" in text and "holds" in text
+    with pytest.raises(ValueError):
+        barbu_env.env(render_mode="rgb_array")
+
+
+def test_render_human_prints(capsys):
+    env = barbu_env.env(render_mode="human")
+    env.reset(seed=1)
+    env.step(int(np.flatnonzero(env.last()[0]["action_mask"])[0]))
+    assert "Hand 1/28" in capsys.readouterr().out
+
+
+def test_rules_are_selected_by_preset_or_mapping():
+    assert barbu_env.raw_env(rules="rotating").rules.rotation == "every_hand"
+    assert barbu_env.raw_env(rules={"redouble_pass": True}).rules.redouble_pass
+    with pytest.raises(barbu_env.RulesError):
+        barbu_env.raw_env(rules={"no_such_switch": 1})
+    with pytest.raises(barbu_env.RulesError):
+        barbu_env.raw_env(rules="no_such_preset")
+
+
+@pytest.mark.parametrize("action", range(NUM_ACTIONS))
+def test_action_text_round_trips(action):
+    assert parse_action(action_text(action)) == action
+
+
+def test_action_text_examples():
+    assert [action_text(a) for a in (36, 54, 62, 68, 81, 84, 76)] == [
+        "play QH",
+        "declare no_queens",
+        "trump spades",
+        "domino 7",
+        "double left+right",
+        "pass",
+        "double nobody",
+    ]
+    assert parse_action("play 10c") == 8
+    with pytest.raises(ValueError):
+        parse_action("double everyone")
