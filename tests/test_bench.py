@@ -1,0 +1,66 @@
+"""Smoke tests of the benchmark (barbu_env/bench.py): tiny budgets, positive figures."""
+
+import json
+import random
+
+import pytest
+
+from barbu_env import bench
+
+BUDGET = 0.2  # seconds per subject
+
+
+def check(m: bench.Measurement, name: str) -> None:
+    assert m.name == name
+    assert m.games >= 1
+    assert m.decisions > 0
+    assert m.seconds > 0
+    assert m.rate > 0
+
+
+def test_measure_counts_games_and_decisions():
+    games, decisions, seconds = bench.measure(lambda: 7, seconds=0.0, games=3)
+    assert (games, decisions) == (3, 21)
+    assert seconds >= 0
+
+
+def test_random_bit_is_a_set_bit_and_reaches_every_one():
+    rng = random.Random(0)
+    mask = (1 << 3) | (1 << 40) | (1 << 84)
+    seen = {bench.random_bit(mask, rng) for _ in range(200)}
+    assert seen == {3, 40, 84}
+
+
+def test_engine_benches_complete_games():
+    check(bench.bench_engine_mask(BUDGET, rules="standard"), bench.ENGINE_MASK)
+    check(bench.bench_engine_legal_actions(BUDGET, rules="standard"), bench.ENGINE_LIST)
+
+
+def test_engine_bench_fixed_games():
+    m = bench.bench_engine_mask(0.0, games=2, rules="standard", seed=1)
+    assert m.games == 2
+    # Every one of the 28 hands has a declaration and four doubling turns at least.
+    assert m.decisions >= 2 * 28 * 5
+
+
+def test_aec_benches():
+    pytest.importorskip("barbu_env.aec")
+    check(bench.bench_aec(BUDGET, rules="standard"), bench.AEC_ENV)
+    check(bench.bench_aec_raw(BUDGET, rules="standard"), bench.AEC_RAW)
+
+
+def test_hearts_benches():
+    pytest.importorskip("pyspiel")
+    check(bench.bench_hearts_bare(BUDGET), bench.HEARTS_BARE)
+    check(bench.bench_hearts_observer(BUDGET), bench.HEARTS_OBS)
+
+
+def test_main_writes_json(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    bench.main(["--games", "1", "--no-pin", "--json", str(out)])
+    doc = json.loads(out.read_text())
+    assert doc["machine"]["pinned_core"] is None
+    names = {r["name"] for r in doc["results"]}
+    assert {bench.ENGINE_MASK, bench.ENGINE_LIST} <= names
+    assert all(r["decisions_per_second"] > 0 for r in doc["results"])
+    assert "decisions/s" in capsys.readouterr().out
