@@ -1,0 +1,170 @@
+"""A masked actor-critic for Barbu observations (torch only).
+
+The observation (``barbu_env/observation.py``) starts with 14 card rows of 52 values
+(hand, the trick by seat, cards played by seat, cards taken by seat, Domino playable
+cards) followed by the small public fields. Each card row gets its own linear encoder
+(a block-diagonal layer: row r's 52 cards -> ``card_embed`` features); the encoded rows
+and the small fields feed a shared MLP trunk, then one 85-way policy head and a value
+head. With ``state_dim > 0`` the value head reads its own MLP over the global state
+(``env.state()``) instead: a centralized critic.
+
+Masking touches only the distribution: illegal logits are replaced by the most negative
+float, so their probability is exactly 0, and the entropy sums over legal actions only
+(the approach of sb3-contrib's MaskableCategorical).
+
+>>> import torch
+>>> logits = torch.log(torch.tensor([[0.2, 0.2, 0.6]]))
+>>> d = MaskedCategorical(logits, torch.tensor([[False, True, True]]))
+>>> [round(p, 6) for p in d.probs[0].tolist()], round(d.entropy().exp().item(), 4)
+([0.0, 0.25, 0.75], 1.7548)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+NUM_CARDS = 52
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Everything needed to rebuild the network (saved in every checkpoint)."""
+
+    obs_dim: int = 908
+    """Observation length."""
+    num_actions: int = 85
+    """Size of the action space."""
+    card_rows: int = 14
+    """Card rows of 52 at the start of the observation."""
+    card_embed: int = 32
+    """Features per encoded card row."""
+    hidden: int = 256
+    """Width of the trunk."""
+    layers: int = 2
+    """Hidden layers in the trunk."""
+    state_dim: int = 0
+    """Global state length for a centralized critic (0: the critic reads the observation)."""
+
+
+def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Linear:
+    """Orthogonal weights, constant bias (CleanRL's PPO initialisation)."""
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+class MaskedCategorical:
+    """A categorical distribution over the legal actions only."""
+
+    def __init__(self, logits: torch.Tensor, mask: torch.Tensor):
+        self.mask = mask.bool()
+        self.logits = torch.where(self.mask, logits, torch.finfo(logits.dtype).min)
+        self.log_probs_all = torch.log_softmax(self.logits, dim=-1)
+        self.probs = self.log_probs_all.exp()
+
+    def sample(self) -> torch.Tensor:
+        return torch.multinomial(self.probs, 1).squeeze(-1)
+
+    def mode(self) -> torch.Tensor:
+        return self.logits.argmax(dim=-1)
+
+    def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
+        return self.log_probs_all.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+
+    def entropy(self) -> torch.Tensor:
+        p_log_p = torch.where(self.mask, self.probs * self.log_probs_all, torch.zeros_like(self.probs))
+        return -p_log_p.sum(-1)
+
+
+class CardRowEncoder(nn.Module):
+    """Row r of ``[B, rows, 52]`` card values -> ``[B, rows * embed]`` with weights of its own."""
+
+    def __init__(self, rows: int, embed: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(rows, NUM_CARDS, embed))
+        self.bias = nn.Parameter(torch.zeros(rows, embed))
+        for r in range(rows):
+            nn.init.orthogonal_(self.weight.data[r], np.sqrt(2))
+
+    def forward(self, cards: torch.Tensor) -> torch.Tensor:
+        out = torch.einsum("brc,rce->bre", cards, self.weight) + self.bias
+        return torch.relu(out).flatten(1)
+
+
+class BarbuActorCritic(nn.Module):
+    """Policy logits over 85 actions and a value, from observations (and optionally states)."""
+
+    def __init__(self, config: PolicyConfig = PolicyConfig()):
+        super().__init__()
+        self.config = config
+        c = config
+        self.card_end = c.card_rows * NUM_CARDS
+        self.cards = CardRowEncoder(c.card_rows, c.card_embed)
+        trunk_in = c.card_rows * c.card_embed + (c.obs_dim - self.card_end)
+        layers: list[nn.Module] = []
+        for i in range(c.layers):
+            layers += [layer_init(nn.Linear(trunk_in if i == 0 else c.hidden, c.hidden)), nn.ReLU()]
+        self.trunk = nn.Sequential(*layers)
+        self.policy_head = layer_init(nn.Linear(c.hidden, c.num_actions), std=0.01)
+        if c.state_dim:
+            self.critic = nn.Sequential(
+                layer_init(nn.Linear(c.state_dim, c.hidden)),
+                nn.ReLU(),
+                layer_init(nn.Linear(c.hidden, c.hidden)),
+                nn.ReLU(),
+                layer_init(nn.Linear(c.hidden, 1), std=1.0),
+            )
+        else:
+            self.critic = layer_init(nn.Linear(c.hidden, 1), std=1.0)
+
+    def features(self, obs: torch.Tensor) -> torch.Tensor:
+        cards = obs[:, : self.card_end].reshape(obs.shape[0], self.config.card_rows, NUM_CARDS)
+        return self.trunk(torch.cat([self.cards(cards), obs[:, self.card_end :]], dim=1))
+
+    def forward(self, obs: torch.Tensor, state: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits [B, 85], value [B])."""
+        h = self.features(obs)
+        value = self.critic(state if self.config.state_dim else h).squeeze(-1)
+        return self.policy_head(h), value
+
+    def distribution(self, obs: torch.Tensor, mask: torch.Tensor) -> MaskedCategorical:
+        return MaskedCategorical(self.policy_head(self.features(obs)), mask)
+
+    @torch.no_grad()
+    def act(self, obs: np.ndarray, mask: np.ndarray, deterministic: bool = False, generator=None) -> np.ndarray:
+        """Actions for a numpy batch (no gradients)."""
+        dist = self.distribution(torch.as_tensor(obs, dtype=torch.float32), torch.as_tensor(mask))
+        if deterministic:
+            return dist.mode().numpy()
+        return torch.multinomial(dist.probs, 1, generator=generator).squeeze(-1).numpy()
+
+
+# ---------------------------------------------------------------------- checkpoints
+
+
+def save_checkpoint(path: str | Path, model: BarbuActorCritic, **extra: Any) -> None:
+    """The weights with the config that rebuilds them, and any plain extras (optimizer
+    state, training config, step counters)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"model_config": dataclasses.asdict(model.config), "state_dict": model.state_dict(), **extra}
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    torch.save(payload, tmp)
+    tmp.replace(path)
+
+
+def load_checkpoint(path: str | Path) -> tuple[BarbuActorCritic, dict[str, Any]]:
+    """The network and the checkpoint's other contents; ``weights_only=True``, so a
+    checkpoint cannot run code."""
+    payload = torch.load(path, map_location="cpu", weights_only=True)
+    model = BarbuActorCritic(PolicyConfig(**payload["model_config"]))
+    model.load_state_dict(payload["state_dict"])
+    model.eval()
+    return model, payload

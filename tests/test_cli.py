@@ -1,0 +1,96 @@
+"""The ``barbu`` command (barbu_env/cli.py), run in-process through ``main([...])``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from barbu_env.cli import build_parser, main
+
+
+def test_eval_prints_a_table_and_writes_json_and_a_plot(tmp_path, capsys):
+    out, plot = tmp_path / "X.json", tmp_path / "X.png"
+    code = main(["eval", "--agents", "random,random,random,random", "--games", "8", "--seed", "1",
+                 "--out", str(out), "--plot", str(plot), "--no-progress", "--workers", "1"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "Duplicate tournament: 8 games = 2 deal sets x 4 seatings" in printed
+    assert "random#4" in printed and "Head to head" in printed
+    doc = json.loads(out.read_text())
+    assert doc["tournament"]["games"] == 8 and doc["tournament"]["seed"] == 1
+    assert len(doc["games"]) == 8
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 10_000
+
+
+def test_eval_saves_records_that_replay_prints(tmp_path, capsys):
+    records = tmp_path / "games"
+    assert main(["eval", "--agents", "heuristic,random,random,random", "--games", "4", "--seed", "3",
+                 "--records", str(records), "--record-games", "2", "--no-progress", "--workers", "1"]) == 0
+    files = sorted(records.glob("*.json"))
+    assert [f.name for f in files] == ["game_00000.json", "game_00001.json"]
+    capsys.readouterr()
+
+    assert main(["replay", str(files[1])]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("\nHand ") == 28
+    assert "Seats: P0 random#3, P1 heuristic" in printed  # seating 1 moved everyone one seat left
+    assert "Trick  1" in printed and "Settled" in printed and "Final scores" in printed
+    assert "match the record" in printed
+
+    assert main(["replay", str(files[0]), "--hand", "7", "--hand", "8"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("\nHand ") == 2 and "Hand 7/28" in printed and "Hand 8/28" in printed
+
+
+def test_replay_of_a_tampered_record_fails_with_a_message(tmp_path, capsys):
+    records = tmp_path / "games"
+    main(["eval", "--agents", "random,random,random,random", "--games", "4", "--records", str(records),
+          "--record-games", "1", "--no-progress", "--workers", "1"])
+    path = records / "game_00000.json"
+    doc = json.loads(path.read_text())
+    doc["final_scores"][0] += 5
+    path.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["replay", str(path)]) == 1
+    assert "barbu replay: error: final scores" in capsys.readouterr().err
+
+
+def test_eval_errors_are_messages_not_tracebacks(capsys):
+    assert main(["eval", "--agents", "random,random,random", "--games", "4", "--no-progress"]) == 1
+    assert "exactly 4 agents" in capsys.readouterr().err
+    assert main(["eval", "--agents", "random,random,random,nobody", "--no-progress"]) == 1
+    assert "unknown agent 'nobody'" in capsys.readouterr().err
+    assert main(["eval", "--agents", "random,random,random,random", "--record-games", "3"]) == 1
+    assert "--record-games needs --records" in capsys.readouterr().err
+
+
+def test_bench_passes_its_arguments_through(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--games", "1", "--no-pin", "--json", str(out)]) == 0
+    assert "decisions/s" in capsys.readouterr().out
+    assert json.loads(out.read_text())["settings"]["games"] == 1
+
+
+def test_help_lists_the_commands(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    printed = capsys.readouterr().out
+    for command in ("eval", "replay", "bench"):
+        assert command in printed
+    assert set(build_parser()._subparsers._group_actions[0].choices) == {"eval", "replay", "bench"}
+
+
+def test_help_does_not_import_the_heavy_modules():
+    code = (
+        "import sys\n"
+        "from barbu_env.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('torch', 'matplotlib', 'pettingzoo', 'training.evaluate') if m in sys.modules]\n"
+        "print(heavy, file=sys.stderr)\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
