@@ -37,11 +37,31 @@ def agent_names() -> list[str]:
     return sorted(_FACTORIES)
 
 
+#: Entry-point group where installed packages declare loaders (``training`` declares the
+#: torch checkpoint loader there), so that no torch is imported until a file is loaded.
+LOADER_ENTRY_POINTS = "barbu.agent_loaders"
+_entry_points_loaded = False
+
+
+def _load_entry_point_loaders() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=LOADER_ENTRY_POINTS):
+        loader = ep.load()
+        if loader not in _LOADERS:
+            _LOADERS.append(loader)
+
+
 def make_agent(spec: str, seed: int = 0, **kwargs: Any) -> Agent:
     """An agent from a registered name or a checkpoint path; ``seed`` makes it deterministic."""
     if spec in _FACTORIES:
         return _FACTORIES[spec](seed=seed, **kwargs)
     if Path(spec).exists():
+        _load_entry_point_loaders()
         for loader in _LOADERS:
             agent = loader(spec, seed=seed, **kwargs)
             if agent is not None:

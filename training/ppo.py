@@ -1,0 +1,681 @@
+"""Self-play PPO for Barbu, one shared masked policy for all four seats.
+
+Read top to bottom: the arguments, the rollout workers (many games stepping together,
+batched policy inference, per-seat bookkeeping, GAE), then the training loop (PPO
+update, opponents pool, periodic duplicate evaluation, TensorBoard, checkpoints) and
+the end of the run (final evaluation table, learning curve, best checkpoint).
+
+Per-seat bookkeeping: a seat's transition runs from one of its decisions to its next
+decision (or the end of the game); its reward is the sum of its own settled hand
+scores in between, times ``reward_scale``. Advantages are computed by GAE along each
+seat's own sequence of decisions (Schulman et al. 2016, eq. 16), never across seats.
+Rollouts are whole games, so no sequence is cut.
+
+Opponents: each game of a rollout is, by the weights ``opp_self`` / ``opp_pool`` /
+``opp_baselines``, either pure self-play (all four seats learn), or one or two learning
+seats against a past snapshot of the policy, or against baseline agents (names from
+the agent registry).
+
+Run: ``barbu train --config configs/train/quick.yaml`` (any field can be overridden:
+``--seed 3 --total-decisions 2000000``), or ``python -m training.ppo ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import multiprocessing as mp
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+
+from barbu_env.aec import mask_array
+from barbu_env.engine import NUM_PLAYERS, BarbuState
+from barbu_env.observation import OBS_DIM, STATE_DIM, ObservationEncoder
+from barbu_env.rules import load_rules
+from models.policy import BarbuActorCritic, MaskedCategorical, PolicyConfig, load_checkpoint, save_checkpoint
+
+
+@dataclass
+class Args:
+    # --- run ---
+    exp_name: str = "barbu_ppo"
+    """Name of the run; its folder is ``run_dir/exp_name``."""
+    run_dir: str = "runs"
+    """Where run folders go."""
+    seed: int = 1
+    """Seed of everything (deals, sampling, initial weights)."""
+    rules: str = "standard"
+    """Rules preset (or YAML path) the agent trains under."""
+    total_decisions: int = 5_000_000
+    """Stop after this many environment decisions (all seats, opponents included)."""
+    time_budget_minutes: float = 0.0
+    """Also stop after this many minutes of training (0: no limit); the final evaluation
+    comes after."""
+    resume: str = ""
+    """Checkpoint to resume from (weights, optimizer, counters, snapshot pool)."""
+
+    # --- rollouts ---
+    num_workers: int = 2
+    """Rollout processes (one per core)."""
+    games_per_worker: int = 16
+    """Games each worker steps together (the inference batch); each rollout plays them
+    to the end, about 1,570 decisions per game."""
+    torch_threads: int = 2
+    """Threads of the learner process for the update."""
+
+    # --- PPO ---
+    learning_rate: float = 3e-4
+    """Adam learning rate."""
+    anneal_lr: bool = True
+    """Anneal the learning rate linearly to 0 over total_decisions."""
+    gamma: float = 0.995
+    """Discount per decision of the same seat."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    reward_scale: float = 0.01
+    """Factor on the settled hand scores (points) to make rewards."""
+    minibatch_size: int = 4096
+    """Transitions per gradient step."""
+    update_epochs: int = 3
+    """Passes over each rollout."""
+    clip_coef: float = 0.2
+    """PPO ratio clip."""
+    clip_vloss: bool = False
+    """Clip the value loss like the policy ratio."""
+    ent_coef: float = 0.01
+    """Weight of the (masked) entropy bonus."""
+    vf_coef: float = 0.5
+    """Weight of the value loss."""
+    max_grad_norm: float = 0.5
+    """Gradient norm clip."""
+    norm_adv: bool = True
+    """Normalize advantages per minibatch."""
+    target_kl: float = 0.0
+    """Stop an update's epochs early past this approximate KL (0: never)."""
+
+    # --- model ---
+    hidden: int = 256
+    """Trunk width."""
+    layers: int = 2
+    """Trunk depth."""
+    card_embed: int = 32
+    """Features per card row."""
+    central_critic: bool = False
+    """Value head on the global state (env.state()) instead of the observation."""
+
+    # --- opponents ---
+    opp_self: float = 0.6
+    """Weight of pure self-play games."""
+    opp_pool: float = 0.2
+    """Weight of games against a past snapshot."""
+    opp_baselines: float = 0.2
+    """Weight of games against baseline agents."""
+    baselines: str = "heuristic,random"
+    """Baseline agents for opponent games (registered names)."""
+    snapshot_every: int = 5
+    """Iterations between snapshots added to the pool."""
+    pool_size: int = 8
+    """Snapshots kept (the oldest is dropped)."""
+
+    # --- evaluation and checkpoints ---
+    eval_every: int = 10
+    """Iterations between duplicate evaluations (0: only at the end)."""
+    eval_games: int = 200
+    """Games per periodic evaluation, against each eval opponent."""
+    eval_opponents: str = "heuristic,random"
+    """Each periodic evaluation plays the policy against three of each of these."""
+    final_eval_games: int = 1000
+    """Games of the final evaluation against each eval opponent."""
+    eval_seed: int = 12345
+    """Seed of the evaluation deal sets (the same every time, for comparable points)."""
+    checkpoint_every: int = 10
+    """Iterations between checkpoints (latest.pt; best.pt follows the evaluations)."""
+    progress: bool = True
+    """Show a progress bar."""
+
+
+def load_args(config: str | None = None, overrides: dict[str, Any] | None = None) -> Args:
+    """Args from a YAML file and overrides; an unknown field is an error."""
+    values: dict[str, Any] = {}
+    if config:
+        data = yaml.safe_load(Path(config).read_text()) or {}
+        if not isinstance(data, dict):
+            raise ValueError(f"{config}: a training config is a mapping of fields")
+        values.update(data)
+    values.update(overrides or {})
+    known = {f.name for f in dataclasses.fields(Args)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError(f"unknown training field(s) {unknown}; known fields: {sorted(known)}")
+    return Args(**values)
+
+
+def model_config(args: Args) -> PolicyConfig:
+    return PolicyConfig(
+        obs_dim=OBS_DIM,
+        hidden=args.hidden,
+        layers=args.layers,
+        card_embed=args.card_embed,
+        state_dim=STATE_DIM if args.central_critic else 0,
+    )
+
+
+# ---------------------------------------------------------------------- rollouts (workers)
+
+
+@dataclass
+class Rollout:
+    """One worker's transitions (learning seats only) and its games' summary."""
+
+    obs: np.ndarray  # [T, OBS_DIM] float32
+    states: np.ndarray | None  # [T, STATE_DIM] float32 with a central critic
+    masks: np.ndarray  # [T, 85] bool
+    actions: np.ndarray  # [T] int64
+    logprobs: np.ndarray  # [T] float32
+    values: np.ndarray  # [T] float32
+    advantages: np.ndarray  # [T] float32
+    returns: np.ndarray  # [T] float32
+    decisions: int  # every decision played, opponents' too
+    learner_scores: list[float]  # final score of each learning seat
+    kind_scores: dict[str, list[float]]  # learner scores by game kind
+
+
+def per_seat_gae(rewards, values, dones, next_index, gamma: float, lam: float) -> np.ndarray:
+    """GAE along each seat's own decisions: ``next_index[t]`` is the index of the same
+    seat's next transition (ignored where ``dones[t]``); transitions are in time order, so
+    a backward pass sees every successor first.
+
+    >>> per_seat_gae(np.array([0., 1., 2.]), np.zeros(3), np.array([False, True, True]),
+    ...              np.array([1, -1, -1]), gamma=0.5, lam=1.0).tolist()
+    [0.5, 1.0, 2.0]
+    """
+    adv = np.zeros(len(rewards), dtype=np.float64)
+    for t in range(len(rewards) - 1, -1, -1):
+        if dones[t]:
+            adv[t] = rewards[t] - values[t]
+        else:
+            n = next_index[t]
+            adv[t] = rewards[t] + gamma * values[n] - values[t] + gamma * lam * adv[n]
+    return adv
+
+
+class _Game:
+    """One game of a rollout: the state, its encoder, and who plays each seat."""
+
+    def __init__(self, state: BarbuState, roles: list, kind: str):
+        self.state = state
+        self.encoder = ObservationEncoder()
+        self.roles = roles  # per seat: None (learning), ("pool", id) or ("agent", Agent)
+        self.kind = kind  # "self", "pool" or "agent"
+        self.open = [-1] * NUM_PLAYERS  # each learning seat's transition still collecting reward
+        self.pending = [0.0] * NUM_PLAYERS  # reward collected since that transition
+
+
+def collect(args: Args, rules, model, pool: dict, rng: np.random.Generator, torch_gen: torch.Generator) -> Rollout:
+    """Play ``games_per_worker`` whole games and return the learning seats' transitions."""
+    from barbu_env.agents import make_agent
+
+    baselines = [b for b in args.baselines.split(",") if b]
+    weights = np.array([args.opp_self, args.opp_pool if pool else 0.0, args.opp_baselines if baselines else 0.0])
+    games = []
+    for _ in range(args.games_per_worker):
+        kind = rng.choice(3, p=weights / weights.sum())
+        roles: list = [None] * NUM_PLAYERS
+        if kind:
+            learners = set(rng.choice(NUM_PLAYERS, int(rng.integers(1, 3)), replace=False).tolist())
+            snapshot = int(rng.choice(list(pool))) if kind == 1 else None
+            for seat in range(NUM_PLAYERS):
+                if seat not in learners:
+                    if kind == 1:
+                        roles[seat] = ("pool", snapshot)
+                    else:
+                        agent = make_agent(str(rng.choice(baselines)), seed=int(rng.integers(2**31)), rules=rules)
+                        roles[seat] = ("agent", agent)
+        state = BarbuState.new_game(rules, np.random.default_rng(rng.integers(2**63)))
+        games.append(_Game(state, roles, ("self", "pool", "agent")[kind]))
+
+    obs_l, state_l, mask_l, act_l, logp_l, val_l = [], [], [], [], [], []
+    rewards: list[float] = []
+    dones: list[bool] = []
+    next_index: list[int] = []
+    decisions = 0
+    alive = list(range(len(games)))
+    while alive:
+        # --- gather the decision of every live game, grouped by who decides ---
+        groups: dict[Any, list] = {}
+        for gi in alive:
+            g = games[gi]
+            seat = g.state.current_player
+            role = g.roles[seat]
+            key = None if role is None else (role if role[0] == "pool" else ("agent", gi))
+            groups.setdefault(key, []).append((gi, seat, g.encoder.observe(g.state, seat), mask_array(g.state.legal_mask())))
+        actions: dict[int, int] = {}
+        for key, items in groups.items():
+            obs = np.stack([it[2] for it in items])
+            masks = np.stack([it[3] for it in items]).astype(bool)
+            if key is None:  # the learning policy
+                with torch.no_grad():
+                    states = None
+                    if args.central_critic:
+                        states = torch.from_numpy(np.stack([games[it[0]].encoder.state_vector(games[it[0]].state) for it in items]))
+                    logits, values = model(torch.from_numpy(obs), states)
+                    dist = MaskedCategorical(logits, torch.from_numpy(masks))
+                    acts = torch.multinomial(dist.probs, 1, generator=torch_gen).squeeze(-1)
+                    logps = dist.log_prob(acts)
+                for k, (gi, seat, o, m) in enumerate(items):
+                    g = games[gi]
+                    t = len(rewards)
+                    if g.open[seat] >= 0:  # close this seat's previous transition
+                        rewards[g.open[seat]] = g.pending[seat]
+                        next_index[g.open[seat]] = t
+                    g.open[seat], g.pending[seat] = t, 0.0
+                    obs_l.append(o)
+                    mask_l.append(m)
+                    if states is not None:
+                        state_l.append(states[k].numpy())
+                    act_l.append(int(acts[k]))
+                    logp_l.append(float(logps[k]))
+                    val_l.append(float(values[k]))
+                    rewards.append(0.0)
+                    dones.append(False)
+                    next_index.append(-1)
+                    actions[gi] = int(acts[k])
+            elif key[0] == "pool":
+                acts = pool[key[1]].act(obs, masks, generator=torch_gen)
+                for k, it in enumerate(items):
+                    actions[it[0]] = int(acts[k])
+            else:
+                gi, seat, o, m = items[0]
+                actions[gi] = int(games[gi].roles[seat][1].act({"observation": o, "action_mask": m.astype(np.int8)}))
+        # --- apply them; hand scores go to each learning seat's open transition ---
+        still = []
+        for gi in alive:
+            g = games[gi]
+            result = g.state.apply_action(actions[gi])
+            decisions += 1
+            if result is not None:
+                for seat in range(NUM_PLAYERS):
+                    g.pending[seat] += result.settled[seat] * args.reward_scale
+            if g.state.is_terminal:
+                for seat in range(NUM_PLAYERS):
+                    if g.roles[seat] is None and g.open[seat] >= 0:
+                        rewards[g.open[seat]] = g.pending[seat]
+                        dones[g.open[seat]] = True
+            else:
+                still.append(gi)
+        alive = still
+
+    values = np.array(val_l, dtype=np.float32)
+    adv = per_seat_gae(np.array(rewards), values, np.array(dones), np.array(next_index), args.gamma, args.gae_lambda)
+    learner_scores, kind_scores = [], {}
+    for g in games:
+        for seat in range(NUM_PLAYERS):
+            if g.roles[seat] is None:
+                learner_scores.append(float(g.state.scores[seat]))
+                kind_scores.setdefault(g.kind, []).append(float(g.state.scores[seat]))
+    return Rollout(
+        obs=np.stack(obs_l).astype(np.float32),
+        states=np.stack(state_l).astype(np.float32) if state_l else None,
+        masks=np.stack(mask_l),
+        actions=np.array(act_l, dtype=np.int64),
+        logprobs=np.array(logp_l, dtype=np.float32),
+        values=values,
+        advantages=adv.astype(np.float32),
+        returns=(adv + values).astype(np.float32),
+        decisions=decisions,
+        learner_scores=learner_scores,
+        kind_scores=kind_scores,
+    )
+
+
+def worker_main(conn, args_dict: dict, worker_id: int) -> None:
+    """A rollout process: receives weights and the pool, sends back rollouts."""
+    torch.set_num_threads(1)
+    args = Args(**args_dict)
+    rules = load_rules(args.rules)
+    model = BarbuActorCritic(model_config(args))
+    model.eval()
+    pool: dict[int, BarbuActorCritic] = {}
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            break
+        iteration, state_dict, pool_dicts = msg
+        model.load_state_dict(state_dict)
+        for sid in [s for s in pool if s not in pool_dicts]:
+            del pool[sid]
+        for sid, sd in pool_dicts.items():
+            if sid not in pool:
+                pool[sid] = BarbuActorCritic(model_config(args))
+                pool[sid].load_state_dict(sd)
+                pool[sid].eval()
+        seed = [args.seed, iteration, worker_id]
+        rollout = collect(args, rules, model, pool, np.random.default_rng(seed),
+                          torch.Generator().manual_seed(int(np.random.SeedSequence(seed).generate_state(1)[0])))
+        conn.send(rollout)
+
+
+class WorkerPool:
+    """``num_workers`` rollout processes (spawned: safe with torch's threads)."""
+
+    def __init__(self, args: Args):
+        ctx = mp.get_context("spawn")
+        self.conns, self.procs = [], []
+        for i in range(args.num_workers):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=worker_main, args=(child, dataclasses.asdict(args), i), daemon=True)
+            proc.start()
+            self.conns.append(parent)
+            self.procs.append(proc)
+
+    def collect(self, iteration: int, state_dict: dict, pool: dict) -> list[Rollout]:
+        for conn in self.conns:
+            conn.send((iteration, state_dict, {sid: pool[sid] for sid in pool}))
+        return [conn.recv() for conn in self.conns]
+
+    def close(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        for proc in self.procs:
+            proc.join(timeout=10)
+            if proc.is_alive():
+                proc.terminate()
+
+
+# ---------------------------------------------------------------------- evaluation
+
+
+def evaluate_checkpoint(path: Path, args: Args, games: int) -> dict[str, Any]:
+    """Duplicate evaluation of a checkpoint against three of each eval opponent."""
+    from training.evaluate import evaluate
+
+    out = {}
+    for opp in [o for o in args.eval_opponents.split(",") if o]:
+        result = evaluate([str(path), opp, opp, opp], games=games, seed=args.eval_seed, rules=args.rules,
+                          workers=args.num_workers)
+        entry = result.entries[0]
+        ci = list(entry.score.ci95) if entry.score.ci95 else [entry.score.mean, entry.score.mean]
+        out[opp] = {"mean": entry.score.mean, "ci": ci, "result": result}
+    return out
+
+
+def plot_learning_curve(history: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for opp in sorted({k for h in history for k in h["eval"]}):
+        pts = [(h["decisions"], h["eval"][opp]) for h in history if opp in h["eval"]]
+        x = np.array([p[0] for p in pts]) / 1e6
+        mean = np.array([p[1]["mean"] for p in pts])
+        lo = np.array([p[1]["ci"][0] for p in pts])
+        hi = np.array([p[1]["ci"][1] for p in pts])
+        ax.plot(x, mean, marker="o", label=f"vs 3x {opp}")
+        ax.fill_between(x, lo, hi, alpha=0.2)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("environment decisions (millions)")
+    ax.set_ylabel("mean score per game (95% CI)")
+    ax.set_title("Duplicate evaluation during training")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------------- training
+
+
+def train(args: Args) -> dict[str, Any]:
+    """Run PPO; returns a summary (paths, final evaluation). Writes everything under
+    ``run_dir/exp_name``."""
+    from torch.utils.tensorboard import SummaryWriter
+    from tqdm import tqdm
+
+    run = Path(args.run_dir) / args.exp_name
+    ckpt_dir = run / "checkpoints"
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    (run / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(args), sort_keys=False))
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.torch_threads)
+    writer = SummaryWriter(str(run / "tb"))
+    writer.add_text(
+        "hyperparameters",
+        "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()),
+    )
+
+    model = BarbuActorCritic(model_config(args))
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
+    iteration, decisions, next_snapshot_id = 0, 0, 0
+    pool: dict[int, dict] = {}
+    history: list[dict] = []
+    best = {"score": -float("inf"), "path": None}
+    if args.resume:
+        resumed, payload = load_checkpoint(args.resume)
+        model.load_state_dict(resumed.state_dict())
+        optimizer.load_state_dict(payload["optimizer"])
+        iteration, decisions = int(payload["iteration"]), int(payload["decisions"])
+        pool = {int(k): v for k, v in payload.get("pool", {}).items()}
+        next_snapshot_id = max(pool, default=-1) + 1
+        history = json.loads(payload.get("history", "[]"))
+        best = json.loads(payload.get("best", json.dumps(best)))
+
+    def checkpoint(path: Path) -> Path:
+        save_checkpoint(
+            path, model, optimizer=optimizer.state_dict(), iteration=iteration, decisions=decisions,
+            args=dataclasses.asdict(args), pool={str(k): v for k, v in pool.items()},
+            history=json.dumps(history), best=json.dumps(best),
+        )
+        return path
+
+    def run_eval(games: int) -> dict[str, Any]:
+        path = checkpoint(ckpt_dir / "latest.pt")
+        found = evaluate_checkpoint(path, args, games)
+        point = {"iteration": iteration, "decisions": decisions,
+                 "eval": {k: {"mean": v["mean"], "ci": v["ci"]} for k, v in found.items()}}
+        history.append(point)
+        for opp, v in found.items():
+            writer.add_scalar(f"eval/score_vs_{opp}", v["mean"], decisions)
+            writer.add_scalar(f"eval/ci_low_vs_{opp}", v["ci"][0], decisions)
+        key = args.eval_opponents.split(",")[0]
+        if found[key]["mean"] > best["score"]:
+            best.update(score=found[key]["mean"], path=str(ckpt_dir / "best.pt"), iteration=iteration)
+            shutil.copyfile(path, ckpt_dir / "best.pt")
+        return found
+
+    workers = WorkerPool(args)
+    start = time.time()
+    bar = tqdm(total=args.total_decisions, initial=decisions, unit="dec", disable=not args.progress, dynamic_ncols=True)
+    last_eval = ""
+    try:
+        while decisions < args.total_decisions:
+            if args.time_budget_minutes and time.time() - start > args.time_budget_minutes * 60:
+                break
+            iteration += 1
+            if args.anneal_lr:
+                frac = max(0.0, 1.0 - decisions / args.total_decisions)
+                optimizer.param_groups[0]["lr"] = frac * args.learning_rate
+
+            # --- rollouts ---
+            t0 = time.time()
+            rollouts = workers.collect(iteration, model.state_dict(), pool)
+            collect_time = time.time() - t0
+            step_decisions = sum(r.decisions for r in rollouts)
+            decisions += step_decisions
+            b_obs = torch.from_numpy(np.concatenate([r.obs for r in rollouts]))
+            b_states = torch.from_numpy(np.concatenate([r.states for r in rollouts])) if args.central_critic else None
+            b_masks = torch.from_numpy(np.concatenate([r.masks for r in rollouts]))
+            b_actions = torch.from_numpy(np.concatenate([r.actions for r in rollouts]))
+            b_logprobs = torch.from_numpy(np.concatenate([r.logprobs for r in rollouts]))
+            b_values = torch.from_numpy(np.concatenate([r.values for r in rollouts]))
+            b_advantages = torch.from_numpy(np.concatenate([r.advantages for r in rollouts]))
+            b_returns = torch.from_numpy(np.concatenate([r.returns for r in rollouts]))
+
+            # --- PPO update (CleanRL's ppo.py, with masks reapplied) ---
+            t1 = time.time()
+            model.train()
+            n = len(b_obs)
+            clipfracs, approx_kl = [], torch.tensor(0.0)
+            for _epoch in range(args.update_epochs):
+                perm = torch.randperm(n)
+                for lo in range(0, n, args.minibatch_size):
+                    mb = perm[lo : lo + args.minibatch_size]
+                    logits, newvalue = model(b_obs[mb], b_states[mb] if b_states is not None else None)
+                    dist = MaskedCategorical(logits, b_masks[mb])
+                    newlogprob = dist.log_prob(b_actions[mb])
+                    entropy = dist.entropy()
+                    logratio = newlogprob - b_logprobs[mb]
+                    ratio = logratio.exp()
+                    with torch.no_grad():
+                        approx_kl = ((ratio - 1) - logratio).mean()  # http://joschu.net/blog/kl-approx.html
+                        clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                    mb_adv = b_advantages[mb]
+                    if args.norm_adv:
+                        mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                    pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                    if args.clip_vloss:
+                        v_clipped = b_values[mb] + (newvalue - b_values[mb]).clamp(-args.clip_coef, args.clip_coef)
+                        v_loss = 0.5 * torch.max((newvalue - b_returns[mb]) ** 2, (v_clipped - b_returns[mb]) ** 2).mean()
+                    else:
+                        v_loss = 0.5 * ((newvalue - b_returns[mb]) ** 2).mean()
+                    entropy_loss = entropy.mean()
+                    loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
+                    optimizer.zero_grad()
+                    loss.backward()
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+                    optimizer.step()
+                if args.target_kl and approx_kl > args.target_kl:
+                    break
+            model.eval()
+            update_time = time.time() - t1
+            var_y = b_returns.var()
+            explained_var = float("nan") if var_y == 0 else float(1 - (b_returns - b_values).var() / var_y)
+
+            # --- opponents pool ---
+            if args.snapshot_every and iteration % args.snapshot_every == 0:
+                pool[next_snapshot_id] = {k: v.clone() for k, v in model.state_dict().items()}
+                next_snapshot_id += 1
+                while len(pool) > args.pool_size:
+                    del pool[min(pool)]
+
+            # --- logging ---
+            sps = step_decisions / (collect_time + update_time)
+            scores = [s for r in rollouts for s in r.learner_scores]
+            writer.add_scalar("charts/SPS", sps, decisions)
+            writer.add_scalar("charts/collect_SPS", step_decisions / collect_time, decisions)
+            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], decisions)
+            writer.add_scalar("charts/learner_score", float(np.mean(scores)), decisions)
+            for kind in ("self", "pool", "agent"):
+                ks = [s for r in rollouts for s in r.kind_scores.get(kind, [])]
+                if ks:
+                    writer.add_scalar(f"charts/learner_score_{kind}", float(np.mean(ks)), decisions)
+            writer.add_scalar("losses/value_loss", v_loss.item(), decisions)
+            writer.add_scalar("losses/policy_loss", pg_loss.item(), decisions)
+            writer.add_scalar("losses/entropy", entropy_loss.item(), decisions)
+            writer.add_scalar("losses/approx_kl", approx_kl.item(), decisions)
+            writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)), decisions)
+            writer.add_scalar("losses/explained_variance", explained_var, decisions)
+
+            # --- evaluation and checkpoints ---
+            if args.eval_every and iteration % args.eval_every == 0:
+                found = run_eval(args.eval_games)
+                last_eval = " ".join(f"{k}:{v['mean']:+.0f}" for k, v in found.items())
+            elif args.checkpoint_every and iteration % args.checkpoint_every == 0:
+                checkpoint(ckpt_dir / "latest.pt")
+            bar.update(step_decisions)
+            bar.set_postfix_str(f"it {iteration} SPS {sps:,.0f} eval {last_eval or '-'}")
+    finally:
+        bar.close()
+        workers.close()
+
+    # --- the end: final evaluation of the best checkpoint, learning curve ---
+    found = run_eval(args.eval_games) if args.eval_every else {}
+    final_path = Path(best["path"]) if best["path"] else checkpoint(ckpt_dir / "latest.pt")
+    final = evaluate_checkpoint(final_path, args, args.final_eval_games)
+    for opp, v in final.items():
+        writer.add_scalar(f"eval/final_score_vs_{opp}", v["mean"], decisions)
+    if history:
+        plot_learning_curve(history, run / "learning_curve.png")
+    writer.close()
+    summary = {
+        "run": str(run),
+        "best_checkpoint": str(final_path),
+        "decisions": decisions,
+        "iterations": iteration,
+        "minutes": (time.time() - start) / 60,
+        "final": {k: {"mean": v["mean"], "ci": v["ci"]} for k, v in final.items()},
+        "history": history,
+    }
+    (run / "summary.json").write_text(json.dumps(summary, indent=1))
+    summary["final_results"] = {k: v["result"] for k, v in final.items()}
+    return summary
+
+
+# ---------------------------------------------------------------------- command line
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring under each field of a dataclass, read from its source."""
+    import ast
+    import inspect
+    import textwrap
+
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+    docs = {}
+    for node, after in zip(body, body[1:]):
+        if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
+            docs[node.target.id] = " ".join(str(after.value.value).split())
+    return docs
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """``--config FILE`` plus one ``--field`` per Args field (overrides the config)."""
+    parser = parser or argparse.ArgumentParser(prog="barbu train", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", help="YAML file of Args fields (configs/train/*.yaml)")
+    docs = field_docs(Args)
+    for f in dataclasses.fields(Args):
+        kind = {"int": int, "float": float, "str": str, "bool": _bool}[f.type]
+        parser.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=kind, default=argparse.SUPPRESS,
+                            help=f"{docs.get(f.name, '')} (default {f.default!r})")
+    return parser
+
+
+def _bool(text: str) -> bool:
+    if text.lower() in ("1", "true", "yes", "on"):
+        return True
+    if text.lower() in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, not {text!r}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from training.evaluate import format_table
+
+    ns = vars(build_parser().parse_args(argv))
+    config = ns.pop("config", None)
+    args = load_args(config, ns)
+    summary = train(args)
+    for opp, result in summary["final_results"].items():
+        print(f"\nFinal evaluation vs 3x {opp}:\n{format_table(result)}")
+    print(f"\nbest checkpoint: {summary['best_checkpoint']}")
+    if (Path(summary["run"]) / "learning_curve.png").exists():
+        print(f"learning curve: {Path(summary['run']) / 'learning_curve.png'}")
+    print(f"run folder: {summary['run']} ({summary['decisions']:,} decisions in {summary['minutes']:.1f} min)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
