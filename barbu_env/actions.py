@@ -26,7 +26,9 @@ RELATIVE_NAMES = ("left", "opposite", "right")
 def action_text(action: int) -> str:
     """Readable text of an action id."""
     a = int(action)
-    if 0 <= a < DECLARE_OFFSET:
+    if not 0 <= a < NUM_ACTIONS:
+        raise ValueError(f"action id {action!r} is not in 0..{NUM_ACTIONS - 1}")
+    if a < DECLARE_OFFSET:
         return f"play {card_text(a)}"
     if a < TRUMP_OFFSET:
         return f"declare {CONTRACT_NAMES[a - DECLARE_OFFSET]}"
@@ -38,9 +40,7 @@ def action_text(action: int) -> str:
         b = a - DOUBLE_OFFSET
         named = [RELATIVE_NAMES[k] for k in range(3) if (b >> k) & 1]
         return "double " + ("+".join(named) if named else "nobody")
-    if a == PASS_ACTION:
-        return "pass"
-    raise ValueError(f"action id {action!r} is not in 0..{NUM_ACTIONS - 1}")
+    return "pass"
 
 
 def parse_action(text: str) -> int:

@@ -484,7 +484,7 @@ class BarbuState:
 
         An illegal action raises ``IllegalActionError`` and changes nothing."""
         legal = self._legal if self._legal is not None else self.legal_mask()
-        if not isinstance(action, int):
+        if type(action) is not int:  # not isinstance: a bool is not an action
             action = _as_action(action)
         if action < 0 or not (legal >> action) & 1:
             raise IllegalActionError(self._illegal_message(action, legal))

@@ -1,0 +1,145 @@
+"""Rule switches and presets (SPEC A4-A6 variants): validation, presets by name, YAML
+files, mappings."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import yaml
+
+from barbu_env.engine import BarbuState
+from barbu_env.rules import PRESETS_DIR, Rules, RulesError, load_rules, preset_names, read_rules_file
+
+SWITCHES = {f.name for f in dataclasses.fields(Rules)}
+
+
+def test_defaults_are_the_standard_game_of_the_spec():
+    r = Rules()
+    assert r.rotation == "seven_in_a_row"
+    assert (r.trumps_must_overtrump, r.trumps_must_ruff, r.barbu_king_first_chance) == (True, True, False)
+    assert (r.end_no_hearts_early, r.end_no_queens_early, r.end_barbu_early) == (False, True, True)
+    assert (r.doubling_targets, r.redouble_pass, r.min_declarer_doubles) == ("anyone", False, 2)
+    assert (r.no_tricks_points, r.no_hearts_points, r.no_hearts_ace_points) == (-2, -2, -6)
+    assert (r.no_queens_points, r.barbu_points, r.no_last_two_points) == (-6, -20, (-10, -20))
+    assert (r.trumps_points, r.domino_scores) == (5, (45, 20, 5, -5))
+
+
+def test_rules_error_is_a_value_error():
+    assert issubclass(RulesError, ValueError)
+
+
+@pytest.mark.parametrize("make", [Rules.from_mapping, load_rules])
+def test_unknown_switch_is_an_error_naming_it(make):
+    with pytest.raises(RulesError, match="trumps_must_overruff"):
+        make({"trumps_must_overruff": True})
+
+
+@pytest.mark.parametrize(
+    "switches, named",
+    [
+        ({"trumps_must_ruff": "yes"}, "trumps_must_ruff"),
+        ({"redouble_pass": 1}, "redouble_pass"),
+        ({"rotation": "clockwise"}, "rotation"),
+        ({"rotation": None}, "rotation"),
+        ({"doubling_targets": "everyone"}, "doubling_targets"),
+        ({"min_declarer_doubles": 8}, "min_declarer_doubles"),
+        ({"min_declarer_doubles": -1}, "min_declarer_doubles"),
+        ({"min_declarer_doubles": "2"}, "min_declarer_doubles"),
+        ({"min_declarer_doubles": 2.0}, "min_declarer_doubles"),
+        ({"no_tricks_points": True}, "no_tricks_points"),
+        ({"no_tricks_points": -2.5}, "no_tricks_points"),
+        ({"no_last_two_points": [-10]}, "no_last_two_points"),
+        ({"no_last_two_points": [-10, -20, 0]}, "no_last_two_points"),
+        ({"no_last_two_points": -30}, "no_last_two_points"),
+        ({"no_last_two_points": "-10 -20"}, "no_last_two_points"),
+        ({"domino_scores": [45, 20, 5]}, "domino_scores"),
+        ({"domino_scores": [45, 20, 5, "x"]}, "domino_scores"),
+        ({"domino_scores": [45, 20, 5, True]}, "domino_scores"),
+    ],
+)
+def test_bad_value_is_an_error_naming_the_switch(switches, named):
+    with pytest.raises(RulesError, match=named):
+        Rules.from_mapping(switches)
+    with pytest.raises(RulesError, match=named):
+        Rules(**switches)
+
+
+def test_point_lists_become_tuples_and_the_rules_are_frozen():
+    r = Rules.from_mapping({"domino_scores": [50, 25, 0, -10], "no_last_two_points": [-15, -15]})
+    assert r.domino_scores == (50, 25, 0, -10) and r.no_last_two_points == (-15, -15)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.rotation = "every_hand"  # type: ignore[misc]
+    assert hash(r) == hash(Rules.from_mapping(r.to_dict()))
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_preset_loads_by_name_as_its_yaml_file_says(name):
+    data = yaml.safe_load((PRESETS_DIR / f"{name}.yaml").read_text()) or {}
+    data.pop("description", None)
+    rules = load_rules(name)
+    assert isinstance(rules, Rules)
+    assert rules == Rules.from_mapping(data)
+    assert set(rules.changes()) <= set(data)  # every switch that differs is in the file
+
+
+def test_named_presets_select_the_variants_they_describe():
+    assert load_rules("standard") == Rules() == load_rules(None)
+    assert load_rules("rotating").rotation == "every_hand"
+    assert load_rules("rotating").redouble_pass is True
+    assert load_rules("classic").trumps_must_ruff is False
+    assert load_rules("classic").end_barbu_early is False
+    assert load_rules("declarer_only").doubling_targets == "declarer_only"
+    assert load_rules("declarer_only").min_declarer_doubles == 1
+
+
+@pytest.mark.parametrize("path", sorted(PRESETS_DIR.glob("*.yaml")), ids=lambda p: p.stem)
+def test_preset_yaml_has_only_known_switches(path):
+    data = yaml.safe_load(path.read_text()) or {}
+    assert isinstance(data, dict)
+    unknown = set(data) - SWITCHES - {"description"}
+    assert not unknown, f"{path.name}: unknown switches {sorted(unknown)}"
+
+
+def test_unknown_preset_is_an_error_listing_the_presets():
+    with pytest.raises(RulesError, match="no_such_preset") as info:
+        load_rules("no_such_preset")
+    assert "standard" in str(info.value)
+
+
+def test_a_mapping_selects_rules():
+    assert load_rules({"rotation": "every_hand"}) == Rules(rotation="every_hand")
+    assert load_rules({}) == Rules()
+    s = BarbuState.new_game(rules={"rotation": "every_hand", "redouble_pass": True}, rng=np.random.default_rng(0))
+    assert s.rules.rotation == "every_hand" and s.rules.redouble_pass is True
+
+
+def test_new_game_accepts_a_preset_name_and_rejects_a_bad_mapping():
+    assert BarbuState.new_game(rules="classic", rng=np.random.default_rng(0)).rules == load_rules("classic")
+    with pytest.raises(RulesError, match="bogus"):
+        BarbuState.new_game(rules={"bogus": 1}, rng=np.random.default_rng(0))
+    with pytest.raises(RulesError):
+        load_rules(42)  # neither a name, a mapping nor Rules
+
+
+def test_a_yaml_file_path_loads_and_its_errors_name_the_file(tmp_path):
+    good = tmp_path / "mine.yaml"
+    good.write_text("description: mine\nrotation: every_hand\nmin_declarer_doubles: 0\n")
+    assert load_rules(str(good)) == Rules(rotation="every_hand", min_declarer_doubles=0)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rotaton: every_hand\n")
+    with pytest.raises(RulesError, match="bad.yaml") as info:
+        read_rules_file(bad)
+    assert "rotaton" in str(info.value)
+    not_a_mapping = tmp_path / "list.yaml"
+    not_a_mapping.write_text("- rotation\n")
+    with pytest.raises(RulesError, match="mapping"):
+        read_rules_file(not_a_mapping)
+
+
+def test_changes_and_to_dict_round_trip():
+    r = load_rules("declarer_only")
+    assert Rules.from_mapping(r.changes()) == r
+    assert Rules.from_mapping(r.to_dict()) == r
+    assert Rules().changes() == {}
