@@ -10,14 +10,15 @@ command                                         what it does
                                                 the environment, then prints it hand by hand
 ``barbu bench [...]``                           decisions per second (``barbu_env.bench``;
                                                 its options pass through)
+``barbu train --config F [--field V ...]``      self-play PPO (``training/ppo.py``; its options
+                                                pass through)
 ==============================================  ===============================================
 
 Each command is a ``_add_<name>(subparsers)`` that declares its options and a
-``_run_<name>(args)`` that does the work; ``COMMANDS`` registers them (a later
-``train`` command goes there too). Heavy modules (numpy's users, pettingzoo, matplotlib,
-torch through checkpoint agents) are imported inside the run functions, so that
-``barbu --help`` answers at once. Only this module prints; the library code it calls
-returns values and raises exceptions.
+``_run_<name>(args)`` that does the work; ``COMMANDS`` registers them. Heavy modules
+(numpy's users, pettingzoo, matplotlib, torch) are imported inside the run functions, so
+that ``barbu --help`` answers at once. Only the command mains print; the library code
+they call returns values and raises exceptions.
 """
 
 from __future__ import annotations
@@ -130,6 +131,25 @@ def _run_bench(argv: Sequence[str]) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------- train
+
+
+def _add_train(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    return sub.add_parser(
+        "train",
+        help="self-play PPO training (training/ppo.py)",
+        description="Runs python -m training.ppo; every option after 'train' is passed to it "
+        "(barbu train --help lists them): --config configs/train/quick.yaml and any field as --field value.",
+        add_help=False,
+    )
+
+
+def _run_train(argv: Sequence[str]) -> int:
+    from training import ppo
+
+    return ppo.main(list(argv))
+
+
 # ---------------------------------------------------------------------- the command
 
 #: name -> (declare the subcommand, run it). ``bench`` passes its arguments through.
@@ -137,9 +157,10 @@ COMMANDS: dict[str, tuple[Callable, Callable]] = {
     "eval": (_add_eval, _run_eval),
     "replay": (_add_replay, _run_replay),
     "bench": (_add_bench, _run_bench),
+    "train": (_add_train, _run_train),
 }
 #: Commands whose arguments are handed on untouched to another program's parser.
-PASS_THROUGH = ("bench",)
+PASS_THROUGH = ("bench", "train")
 
 
 def build_parser() -> argparse.ArgumentParser:

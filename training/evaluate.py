@@ -169,22 +169,61 @@ def play_game(agents: Sequence[Any], rules: Rules, first_declarer: int, deals: S
     """Play one game with ``agents[seat]`` choosing for each seat, every decision put to
     its agent as ``barbu_env.env()`` would put it (same observation dict, same agent
     name)."""
-    state = BarbuState.new_game(rules, rng=np.random.default_rng(0), first_declarer=first_declarer, deals=deals)
-    encoder = ObservationEncoder()
-    doubles = np.zeros((NUM_HANDS, NUM_PLAYERS, NUM_PLAYERS), dtype=np.int8)
-    while not state.is_terminal:
-        seat = state.current_player
-        obs = {"observation": encoder.observe(state, seat), "action_mask": mask_array(state.legal_mask())}
-        action = agents[seat].act(obs, AGENTS[seat])
-        phase = state.phase
-        try:
-            state.apply_action(action)
-        except IllegalActionError as e:
-            name = getattr(agents[seat], "name", type(agents[seat]).__name__)
-            raise IllegalActionError(f"agent {name!r} in seat {seat}: {e}") from None
-        if phase is Phase.DOUBLE:  # doubling never ends a hand: the hand and its doubles are still there
-            _note_doubles(state, seat, state.history[-1] - DOUBLE_OFFSET, doubles[state.hand_number])
-    return PlayedGame(state, doubles)
+    return play_games([agents], rules, [first_declarer], [deals])[0]
+
+
+def play_games(
+    agent_sets: Sequence[Sequence[Any]], rules: Rules, first_declarers: Sequence[int], deals: Sequence[Sequence]
+) -> list[PlayedGame]:
+    """Play several games in lockstep, game g with ``agent_sets[g][seat]`` in each seat.
+
+    Agents that share a network (a ``batch_key`` attribute, with ``probs_batch(obs,
+    masks)`` and ``choose(probs, mask)``: trained policies) are asked together: one
+    forward pass for the decisions of every game at that step, then each agent draws its
+    own action with its own random generator. Other agents' ``act`` is called one
+    decision at a time."""
+    states = [
+        BarbuState.new_game(rules, rng=np.random.default_rng(0), first_declarer=f, deals=d)
+        for f, d in zip(first_declarers, deals)
+    ]
+    encoders = [ObservationEncoder() for _ in states]
+    doubles = [np.zeros((NUM_HANDS, NUM_PLAYERS, NUM_PLAYERS), dtype=np.int8) for _ in states]
+    live = list(range(len(states)))
+    while live:
+        actions: dict[int, int] = {}
+        batches: dict[int, list] = {}
+        for g in live:
+            state = states[g]
+            seat = state.current_player
+            agent = agent_sets[g][seat]
+            obs = {"observation": encoders[g].observe(state, seat), "action_mask": mask_array(state.legal_mask())}
+            key = getattr(agent, "batch_key", None)
+            if key is None:
+                actions[g] = agent.act(obs, AGENTS[seat])
+            else:
+                batches.setdefault(id(key), []).append((g, agent, obs))
+        for items in batches.values():
+            probs = items[0][1].probs_batch(
+                np.stack([obs["observation"] for _, _, obs in items]), np.stack([obs["action_mask"] for _, _, obs in items])
+            )
+            for (g, agent, obs), p in zip(items, probs):
+                actions[g] = agent.choose(p, obs["action_mask"])
+        still = []
+        for g in live:
+            state = states[g]
+            seat = state.current_player
+            phase = state.phase
+            try:
+                state.apply_action(actions[g])
+            except IllegalActionError as e:
+                name = getattr(agent_sets[g][seat], "name", type(agent_sets[g][seat]).__name__)
+                raise IllegalActionError(f"agent {name!r} in seat {seat}: {e}") from None
+            if phase is Phase.DOUBLE:  # doubling never ends a hand: the hand and its doubles are still there
+                _note_doubles(state, seat, state.history[-1] - DOUBLE_OFFSET, doubles[g][state.hand_number])
+            if not state.is_terminal:
+                still.append(g)
+        live = still
+    return [PlayedGame(state, d) for state, d in zip(states, doubles)]
 
 
 def _note_doubles(state: BarbuState, seat: int, named: int, out: np.ndarray) -> None:
@@ -247,35 +286,39 @@ def _play_job(job: _Job) -> tuple[GameData, list[tuple[int, GameRecord]]]:
 
     rows: dict[str, list] = {f: [] for f in GameData.__dataclass_fields__}
     records = []
+    games = []  # (set_index, rotation, first_declarer, deals, seeds, agents) of every game of the job
     for set_index in range(job.start, job.stop):
         first_declarer, deals = deal_set(job.seed, set_index)
         for rotation in range(SEATINGS):
-            game_index = set_index * SEATINGS + rotation
             who = seating(rotation)
             seeds = [agent_seed(job.seed, set_index, rotation, seat) for seat in range(NUM_PLAYERS)]
             agents = [make_agent(job.specs[who[seat]], seed=seeds[seat], rules=job.rules)
                       for seat in range(NUM_PLAYERS)]
-            played = play_game(agents, job.rules, first_declarer, deals)
-            state = played.state
-            results = state.results
-            rows["game"].append(game_index)
-            rows["first_declarer"].append(first_declarer)
-            rows["scores"].append(state.scores)
-            rows["declarer"].append([r.declarer for r in results])
-            rows["contract"].append([CONTRACT_NAMES.index(r.contract) for r in results])
-            rows["raw"].append([r.raw for r in results])
-            rows["settled"].append([r.settled for r in results])
-            rows["doubles"].append(played.doubles)
-            if game_index < job.record_games:
-                metadata = {
-                    "tournament_seed": job.seed,
-                    "deal_set": set_index,
-                    "seating": rotation,
-                    "game": game_index,
-                    "specs": [job.specs[w] for w in who],
-                    "agent_seeds": seeds,
-                }
-                records.append((game_index, GameRecord.from_state(state, [job.labels[w] for w in who], metadata)))
+            games.append((set_index, rotation, first_declarer, deals, seeds, agents))
+    played_games = play_games([g[5] for g in games], job.rules, [g[2] for g in games], [g[3] for g in games])
+    for (set_index, rotation, first_declarer, _, seeds, _), played in zip(games, played_games):
+        game_index = set_index * SEATINGS + rotation
+        who = seating(rotation)
+        state = played.state
+        results = state.results
+        rows["game"].append(game_index)
+        rows["first_declarer"].append(first_declarer)
+        rows["scores"].append(state.scores)
+        rows["declarer"].append([r.declarer for r in results])
+        rows["contract"].append([CONTRACT_NAMES.index(r.contract) for r in results])
+        rows["raw"].append([r.raw for r in results])
+        rows["settled"].append([r.settled for r in results])
+        rows["doubles"].append(played.doubles)
+        if game_index < job.record_games:
+            metadata = {
+                "tournament_seed": job.seed,
+                "deal_set": set_index,
+                "seating": rotation,
+                "game": game_index,
+                "specs": [job.specs[w] for w in who],
+                "agent_seeds": seeds,
+            }
+            records.append((game_index, GameRecord.from_state(state, [job.labels[w] for w in who], metadata)))
     dtypes = {"game": np.int64, "raw": np.int32, "settled": np.int32, "scores": np.int32, "doubles": np.int8}
     data = GameData(**{f: np.asarray(v, dtype=dtypes.get(f, np.int16)) for f, v in rows.items()})
     return data, records
@@ -614,7 +657,9 @@ def evaluate(
     else:
         record_games = 0
     workers = max(1, min(workers or os.cpu_count() or 1, n_sets))
-    chunk = max(1, min(16, -(-n_sets // (workers * 8))))
+    # Jobs of up to 16 deal sets (64 games played in lockstep), cut the same way whatever
+    # the number of workers, so that batched agents see the same batches.
+    chunk = max(1, min(16, -(-n_sets // 16)))
     _, labels = agent_labels(specs)
     jobs = [_Job(specs, tuple(labels), rules, seed, a, min(a + chunk, n_sets), record_games)
             for a in range(0, n_sets, chunk)]
@@ -835,6 +880,7 @@ __all__ = [
     "evaluate",
     "format_table",
     "play_game",
+    "play_games",
     "plot_results",
     "seating",
     "summarize",

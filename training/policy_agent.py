@@ -29,19 +29,40 @@ def cached_model(path: str | Path) -> BarbuActorCritic:
 
 class PolicyAgent:
     """A masked actor-critic playing by sampling its policy (or its most likely action
-    with ``deterministic=True``); deterministic for a seed."""
+    with ``deterministic=True``); deterministic for a seed.
+
+    Agents loaded from the same file share one network (``batch_key``): the tournament
+    asks them together (``probs_batch`` for many games' decisions in one forward pass),
+    then each draws its action with its own generator (``choose``)."""
 
     def __init__(self, model: BarbuActorCritic, seed: int = 0, deterministic: bool = False, name: str = "policy"):
         self.model = model
+        self.batch_key = model
         self.deterministic = deterministic
         self.name = name
-        self.generator = torch.Generator().manual_seed(int(seed) % (2**63))
+        self.rng = np.random.default_rng(seed)
+
+    def probs_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Action probabilities ``[B, 85]`` (exactly 0 off the mask)."""
+        with torch.no_grad():
+            dist = self.model.distribution(torch.as_tensor(observations, dtype=torch.float32), torch.as_tensor(masks))
+        return dist.probs.numpy()
+
+    def choose(self, probs: np.ndarray, mask: np.ndarray) -> int:
+        """An action drawn from ``probs`` with this agent's generator (its mode if deterministic)."""
+        if self.deterministic:
+            return int(np.argmax(probs))
+        cdf = np.cumsum(probs, dtype=np.float64)
+        action = int(np.searchsorted(cdf, self.rng.random() * cdf[-1], side="right"))
+        return action if mask[min(action, len(mask) - 1)] else int(np.argmax(probs))
 
     def act(self, observation: dict[str, np.ndarray], agent: str | None = None) -> int:
-        return int(self.act_batch(observation["observation"][None], observation["action_mask"][None])[0])
+        mask = observation["action_mask"]
+        return self.choose(self.probs_batch(observation["observation"][None], mask[None])[0], mask)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return self.model.act(observations, masks.astype(bool), self.deterministic, self.generator)
+        probs = self.probs_batch(observations, masks)
+        return np.array([self.choose(p, m) for p, m in zip(probs, masks)], dtype=np.int64)
 
 
 def load_policy_agent(path: str | Path, seed: int = 0, deterministic: bool = False, **_: Any) -> PolicyAgent | None:

@@ -58,8 +58,8 @@ class Args:
     total_decisions: int = 5_000_000
     """Stop after this many environment decisions (all seats, opponents included)."""
     time_budget_minutes: float = 0.0
-    """Also stop after this many minutes of training (0: no limit); the final evaluation
-    comes after."""
+    """Also stop after this many minutes of training (0: no limit; the learning rate
+    anneals over whichever runs out first); the final evaluation comes after."""
     resume: str = ""
     """Checkpoint to resume from (weights, optimizer, counters, snapshot pool)."""
 
@@ -76,7 +76,7 @@ class Args:
     learning_rate: float = 3e-4
     """Adam learning rate."""
     anneal_lr: bool = True
-    """Anneal the learning rate linearly to 0 over total_decisions."""
+    """Anneal the learning rate linearly to 0 over the run."""
     gamma: float = 0.995
     """Discount per decision of the same seat."""
     gae_lambda: float = 0.95
@@ -184,6 +184,10 @@ class Rollout:
     values: np.ndarray  # [T] float32
     advantages: np.ndarray  # [T] float32
     returns: np.ndarray  # [T] float32
+    game_ids: np.ndarray  # [T] int32: which game of the rollout
+    seats: np.ndarray  # [T] int8: which seat decided
+    final_scores: np.ndarray  # [games, 4] every game's final scores
+    learning: np.ndarray  # [games, 4] bool: the seats the policy played
     decisions: int  # every decision played, opponents' too
     learner_scores: list[float]  # final score of each learning seat
     kind_scores: dict[str, list[float]]  # learner scores by game kind
@@ -244,6 +248,7 @@ def collect(args: Args, rules, model, pool: dict, rng: np.random.Generator, torc
         games.append(_Game(state, roles, ("self", "pool", "agent")[kind]))
 
     obs_l, state_l, mask_l, act_l, logp_l, val_l = [], [], [], [], [], []
+    game_l, seat_l = [], []
     rewards: list[float] = []
     dones: list[bool] = []
     next_index: list[int] = []
@@ -280,6 +285,8 @@ def collect(args: Args, rules, model, pool: dict, rng: np.random.Generator, torc
                     g.open[seat], g.pending[seat] = t, 0.0
                     obs_l.append(o)
                     mask_l.append(m)
+                    game_l.append(gi)
+                    seat_l.append(seat)
                     if states is not None:
                         state_l.append(states[k].numpy())
                     act_l.append(int(acts[k]))
@@ -325,12 +332,16 @@ def collect(args: Args, rules, model, pool: dict, rng: np.random.Generator, torc
     return Rollout(
         obs=np.stack(obs_l).astype(np.float32),
         states=np.stack(state_l).astype(np.float32) if state_l else None,
-        masks=np.stack(mask_l),
+        masks=np.stack(mask_l).astype(bool),
         actions=np.array(act_l, dtype=np.int64),
         logprobs=np.array(logp_l, dtype=np.float32),
         values=values,
         advantages=adv.astype(np.float32),
         returns=(adv + values).astype(np.float32),
+        game_ids=np.array(game_l, dtype=np.int32),
+        seats=np.array(seat_l, dtype=np.int8),
+        final_scores=np.array([g.state.scores for g in games], dtype=np.int64),
+        learning=np.array([[r is None for r in g.roles] for g in games]),
         decisions=decisions,
         learner_scores=learner_scores,
         kind_scores=kind_scores,
@@ -498,16 +509,22 @@ def train(args: Args) -> dict[str, Any]:
 
     workers = WorkerPool(args)
     start = time.time()
+
+    def progress() -> float:
+        """Share of the run done: by decisions, or by time when there is a time budget."""
+        done = decisions / args.total_decisions
+        if args.time_budget_minutes:
+            done = max(done, (time.time() - start) / (args.time_budget_minutes * 60))
+        return min(done, 1.0)
     bar = tqdm(total=args.total_decisions, initial=decisions, unit="dec", disable=not args.progress, dynamic_ncols=True)
     last_eval = ""
     try:
         while decisions < args.total_decisions:
-            if args.time_budget_minutes and time.time() - start > args.time_budget_minutes * 60:
+            if progress() >= 1.0:
                 break
             iteration += 1
             if args.anneal_lr:
-                frac = max(0.0, 1.0 - decisions / args.total_decisions)
-                optimizer.param_groups[0]["lr"] = frac * args.learning_rate
+                optimizer.param_groups[0]["lr"] = (1.0 - progress()) * args.learning_rate
 
             # --- rollouts ---
             t0 = time.time()

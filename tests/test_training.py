@@ -1,0 +1,191 @@
+"""Training: the masked distribution, per-seat GAE and reward bookkeeping, checkpoints,
+configs, and a tiny end-to-end run that trains, checkpoints, resumes and evaluates."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from barbu_env.rules import load_rules
+from models.policy import BarbuActorCritic, MaskedCategorical, PolicyConfig, load_checkpoint, save_checkpoint
+from training import ppo
+from training.policy_agent import load_policy_agent
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ---------------------------------------------------------------------- the distribution
+
+
+def test_masked_actions_get_probability_zero_and_the_rest_renormalize():
+    logits = torch.log(torch.tensor([[0.2, 0.2, 0.6]]))
+    d = MaskedCategorical(logits, torch.tensor([[False, True, True]]))
+    assert d.probs[0, 0].item() == 0.0
+    np.testing.assert_allclose(d.probs[0].tolist(), [0.0, 0.25, 0.75], atol=1e-6)
+    samples = MaskedCategorical(logits.expand(2000, 3), torch.tensor([[False, True, True]]).expand(2000, 3)).sample()
+    assert (samples != 0).all()
+
+
+def test_entropy_counts_legal_actions_only():
+    mask = torch.zeros(3, 85, dtype=torch.bool)
+    mask[0, :5] = True
+    mask[1, 10:12] = True
+    mask[2, 84] = True
+    d = MaskedCategorical(torch.randn(3, 85) * 0 + 1.0, mask)  # uniform over the legal actions
+    np.testing.assert_allclose(d.entropy().exp().tolist(), [5, 2, 1], rtol=1e-5)
+    d = MaskedCategorical(torch.randn(3, 85) * 5, mask)
+    assert (d.entropy() <= torch.log(mask.sum(1).float()) + 1e-5).all()
+
+
+def test_log_prob_of_legal_actions_matches_the_probabilities():
+    mask = torch.rand(4, 85) > 0.5
+    mask[:, 0] = True
+    d = MaskedCategorical(torch.randn(4, 85), mask)
+    actions = torch.zeros(4, dtype=torch.long)
+    np.testing.assert_allclose(d.log_prob(actions).exp(), d.probs[:, 0], rtol=1e-5)
+
+
+# ---------------------------------------------------------------------- GAE and rewards
+
+
+def test_per_seat_gae_follows_each_seats_own_decisions():
+    # Two seats interleaved: A decides at t=0, 2, 4 (its last); B at t=1, 3 (its last).
+    rewards = np.array([1.0, 0.0, 2.0, 5.0, -1.0])
+    values = np.array([0.5, 1.0, 0.0, 2.0, 0.0])
+    dones = np.array([False, False, False, True, True])
+    next_index = np.array([2, 3, 4, -1, -1])
+    g = 0.9
+    adv = ppo.per_seat_gae(rewards, values, dones, next_index, gamma=g, lam=1.0)
+    # with lambda = 1 the advantage is the seat's discounted return minus the value
+    ret_a = [1 + g * 2 + g * g * -1, 2 + g * -1, -1]
+    ret_b = [0 + g * 5, 5]
+    np.testing.assert_allclose(adv, [ret_a[0] - 0.5, ret_b[0] - 1.0, ret_a[1] - 0.0, ret_b[1] - 2.0, ret_a[2]])
+    # with lambda = 0 it is the one-step TD error along the seat's chain
+    adv0 = ppo.per_seat_gae(rewards, values, dones, next_index, gamma=g, lam=0.0)
+    np.testing.assert_allclose(adv0, [1 + g * 0.0 - 0.5, 0 + g * 2.0 - 1.0, 2 + g * 0.0 - 0.0, 5 - 2.0, -1 - 0.0])
+
+
+@pytest.fixture(scope="module")
+def baseline_rollout():
+    """A rollout where one or two seats learn against random players, gamma = lambda = 1."""
+    args = ppo.Args(games_per_worker=3, opp_self=0.0, opp_pool=0.0, opp_baselines=1.0, baselines="random",
+                    gamma=1.0, gae_lambda=1.0, reward_scale=0.01)
+    torch.manual_seed(0)
+    torch.set_num_threads(1)  # batches of one to three: threads only add overhead
+    model = BarbuActorCritic(ppo.model_config(args))
+    rollout = ppo.collect(args, load_rules("standard"), model, {}, np.random.default_rng(0), torch.Generator().manual_seed(0))
+    return args, rollout
+
+
+def test_each_seat_is_rewarded_with_its_own_scores_only(baseline_rollout):
+    args, r = baseline_rollout
+    assert r.learning.sum(1).min() >= 1 and r.learning.sum(1).max() <= 2  # one or two learning seats
+    assert not r.learning.all(1).any()
+    np.testing.assert_allclose(r.advantages, r.returns - r.values, atol=1e-4)
+    for game in range(len(r.final_scores)):
+        for seat in range(4):
+            mine = (r.game_ids == game) & (r.seats == seat)
+            assert mine.any() == r.learning[game, seat]
+            if mine.any():
+                # with gamma = lambda = 1 a seat's first return is its whole game's score
+                first = np.flatnonzero(mine)[0]
+                assert r.returns[first] == pytest.approx(r.final_scores[game, seat] * args.reward_scale, abs=1e-3)
+
+
+def test_rollout_stores_the_masks_it_sampled_under(baseline_rollout):
+    _, r = baseline_rollout
+    assert r.masks.dtype == bool and r.masks.shape == (len(r.actions), 85)
+    assert r.masks[np.arange(len(r.actions)), r.actions].all()
+    assert len(r.obs) == len(r.actions) == len(r.logprobs) and r.decisions > len(r.actions)
+
+
+# ---------------------------------------------------------------------- checkpoints and configs
+
+
+def test_a_saved_and_loaded_checkpoint_gives_identical_actions(tmp_path):
+    torch.manual_seed(3)
+    model = BarbuActorCritic(PolicyConfig(hidden=64, card_embed=8))
+    path = tmp_path / "p.pt"
+    save_checkpoint(path, model, note="x")
+    loaded, payload = load_checkpoint(path)
+    assert payload["note"] == "x" and loaded.config == model.config
+    obs = np.random.default_rng(0).random((16, 908), dtype=np.float32)
+    mask = np.random.default_rng(1).random((16, 85)) > 0.3
+    with torch.no_grad():
+        np.testing.assert_array_equal(model(torch.from_numpy(obs))[0].numpy(), loaded(torch.from_numpy(obs))[0].numpy())
+    a = model.act(obs, mask, generator=torch.Generator().manual_seed(5))
+    b = loaded.act(obs, mask, generator=torch.Generator().manual_seed(5))
+    np.testing.assert_array_equal(a, b)
+    assert mask[np.arange(16), a].all()
+    agent1, agent2 = load_policy_agent(path, seed=9), load_policy_agent(path, seed=9)
+    obs_dict = {"observation": obs[0], "action_mask": mask[0].astype(np.int8)}
+    assert [agent1.act(obs_dict) for _ in range(20)] == [agent2.act(obs_dict) for _ in range(20)]
+
+
+def test_checkpoints_load_with_weights_only(tmp_path):
+    path = tmp_path / "p.pt"
+    save_checkpoint(path, BarbuActorCritic(PolicyConfig(hidden=32, card_embed=4)))
+    payload = torch.load(path, weights_only=True)
+    assert set(payload) >= {"model_config", "state_dict"}
+
+
+def test_training_configs_load_and_unknown_fields_are_errors(tmp_path):
+    for config in sorted((ROOT / "configs" / "train").glob("*.yaml")):
+        args = ppo.load_args(str(config))
+        assert args.total_decisions > 0
+    with pytest.raises(ValueError, match="no_such_field"):
+        ppo.load_args(None, {"no_such_field": 1})
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("learning_rate: 0.001\nlerning_rate: 0.1\n")
+    with pytest.raises(ValueError, match="lerning_rate"):
+        ppo.load_args(str(bad))
+
+
+def test_command_line_flags_override_the_config():
+    ns = vars(ppo.build_parser().parse_args(["--config", str(ROOT / "configs/train/quick.yaml"), "--seed", "7",
+                                             "--anneal-lr", "false", "--ent-coef", "0.02"]))
+    args = ppo.load_args(ns.pop("config"), ns)
+    assert (args.seed, args.anneal_lr, args.ent_coef, args.exp_name) == (7, False, 0.02, "quick")
+
+
+def test_every_argument_has_a_docstring():
+    docs = ppo.field_docs(ppo.Args)
+    assert set(docs) == {f for f in ppo.Args.__dataclass_fields__}
+    assert all(len(d) > 5 for d in docs.values())
+
+
+# ---------------------------------------------------------------------- a tiny run
+
+
+def test_tiny_run_trains_checkpoints_resumes_and_evaluates(tmp_path):
+    common = dict(run_dir=str(tmp_path), exp_name="tiny", num_workers=1, games_per_worker=2, minibatch_size=512,
+                  update_epochs=1, hidden=32, card_embed=4, eval_every=1, eval_games=4, final_eval_games=4,
+                  eval_opponents="random", snapshot_every=1, progress=False, torch_threads=1)
+    summary = ppo.train(ppo.Args(total_decisions=5000, **common))
+    run = Path(summary["run"])
+    assert summary["iterations"] == 2 and summary["decisions"] >= 5000
+    for name in ("latest.pt", "best.pt"):
+        assert (run / "checkpoints" / name).exists()
+    assert (run / "learning_curve.png").exists() and (run / "config.yaml").exists()
+    assert list((run / "tb").glob("events.out.tfevents.*"))
+    saved = json.loads((run / "summary.json").read_text())
+    assert math.isfinite(saved["final"]["random"]["mean"])
+
+    _, payload = load_checkpoint(run / "checkpoints" / "latest.pt")
+    assert payload["iteration"] == 2 and len(payload["pool"]) == 2 and "optimizer" in payload
+    resumed = ppo.train(ppo.Args(total_decisions=summary["decisions"] + 3000,
+                                 resume=str(run / "checkpoints" / "latest.pt"), **common))
+    assert resumed["iterations"] == 3 and resumed["decisions"] > summary["decisions"]
+    assert len(resumed["history"]) > len(summary["history"])
+
+    from barbu_env.cli import main
+
+    out = tmp_path / "eval.json"
+    assert main(["eval", "--agents", f"{resumed['best_checkpoint']},random,random,random", "--games", "4",
+                 "--workers", "1", "--no-progress", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["entries"][0]["label"].startswith("best")
