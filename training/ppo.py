@@ -16,6 +16,12 @@ Opponents: each game of a rollout is, by the weights ``opp_self`` / ``opp_pool``
 seats against a past snapshot of the policy, or against baseline agents (names from
 the agent registry).
 
+Warm start (optional, ``bc_iterations``): the first iterations play whole games of a
+teacher agent (``heuristic`` by default) in every seat, and train the policy to pick the
+teacher's actions (masked cross-entropy) and the value head to predict the discounted
+returns; PPO then improves on the teacher by self-play. With ``bc_iterations: 0`` the
+policy learns from scratch.
+
 Run: ``barbu train --config configs/train/quick.yaml`` (any field can be overridden:
 ``--seed 3 --total-decisions 2000000``), or ``python -m training.ppo ...``.
 """
@@ -111,6 +117,16 @@ class Args:
     """Features per card row."""
     central_critic: bool = False
     """Value head on the global state (env.state()) instead of the observation."""
+
+    # --- warm start ---
+    bc_iterations: int = 0
+    """Iterations of imitation before PPO: whole games of ``bc_teacher`` in every seat,
+    the policy trained to pick its actions and the value head to predict the returns
+    (0: start from scratch)."""
+    bc_teacher: str = "heuristic"
+    """The agent imitated during the warm start (a registered name)."""
+    bc_epochs: int = 2
+    """Passes over each warm-start rollout."""
 
     # --- opponents ---
     opp_self: float = 0.6
@@ -224,14 +240,24 @@ class _Game:
         self.pending = [0.0] * NUM_PLAYERS  # reward collected since that transition
 
 
-def collect(args: Args, rules, model, pool: dict, rng: np.random.Generator, torch_gen: torch.Generator) -> Rollout:
-    """Play ``games_per_worker`` whole games and return the learning seats' transitions."""
+def collect(
+    args: Args, rules, model, pool: dict, rng: np.random.Generator, torch_gen: torch.Generator, teacher: str = ""
+) -> Rollout:
+    """Play ``games_per_worker`` whole games and return the learning seats' transitions.
+
+    With a ``teacher`` (an agent name) every seat of every game is played by that agent
+    instead, for imitation: the actions are the teacher's, ``logprobs`` and ``values``
+    are 0 and ``returns`` are the seats' discounted Monte Carlo returns."""
     from barbu_env.agents import make_agent
 
     baselines = [b for b in args.baselines.split(",") if b]
     weights = np.array([args.opp_self, args.opp_pool if pool else 0.0, args.opp_baselines if baselines else 0.0])
-    games = []
+    if teacher:
+        weights = np.array([1.0, 0.0, 0.0])
+    games, teachers = [], []
     for _ in range(args.games_per_worker):
+        if teacher:
+            teachers.append([make_agent(teacher, seed=int(rng.integers(2**31)), rules=rules) for _ in range(4)])
         kind = rng.choice(3, p=weights / weights.sum())
         roles: list = [None] * NUM_PLAYERS
         if kind:
@@ -267,15 +293,20 @@ def collect(args: Args, rules, model, pool: dict, rng: np.random.Generator, torc
         for key, items in groups.items():
             obs = np.stack([it[2] for it in items])
             masks = np.stack([it[3] for it in items]).astype(bool)
-            if key is None:  # the learning policy
-                with torch.no_grad():
-                    states = None
-                    if args.central_critic:
-                        states = torch.from_numpy(np.stack([games[it[0]].encoder.state_vector(games[it[0]].state) for it in items]))
-                    logits, values = model(torch.from_numpy(obs), states)
-                    dist = MaskedCategorical(logits, torch.from_numpy(masks))
-                    acts = torch.multinomial(dist.probs, 1, generator=torch_gen).squeeze(-1)
-                    logps = dist.log_prob(acts)
+            if key is None:  # the learning policy (or the teacher it imitates)
+                states = None
+                if args.central_critic:
+                    states = torch.from_numpy(np.stack([games[it[0]].encoder.state_vector(games[it[0]].state) for it in items]))
+                if teacher:
+                    acts = [teachers[gi][seat].act({"observation": o, "action_mask": m.astype(np.int8)})
+                            for gi, seat, o, m in items]
+                    logps = values = torch.zeros(len(items))
+                else:
+                    with torch.no_grad():
+                        logits, values = model(torch.from_numpy(obs), states)
+                        dist = MaskedCategorical(logits, torch.from_numpy(masks))
+                        acts = torch.multinomial(dist.probs, 1, generator=torch_gen).squeeze(-1)
+                        logps = dist.log_prob(acts)
                 for k, (gi, seat, o, m) in enumerate(items):
                     g = games[gi]
                     t = len(rewards)
@@ -322,7 +353,8 @@ def collect(args: Args, rules, model, pool: dict, rng: np.random.Generator, torc
         alive = still
 
     values = np.array(val_l, dtype=np.float32)
-    adv = per_seat_gae(np.array(rewards), values, np.array(dones), np.array(next_index), args.gamma, args.gae_lambda)
+    lam = 1.0 if teacher else args.gae_lambda  # a teacher's values are 0: lambda 1 gives Monte Carlo returns
+    adv = per_seat_gae(np.array(rewards), values, np.array(dones), np.array(next_index), args.gamma, lam)
     learner_scores, kind_scores = [], {}
     for g in games:
         for seat in range(NUM_PLAYERS):
@@ -360,7 +392,7 @@ def worker_main(conn, args_dict: dict, worker_id: int) -> None:
         msg = conn.recv()
         if msg is None:
             break
-        iteration, state_dict, pool_dicts = msg
+        iteration, state_dict, pool_dicts, teacher = msg
         model.load_state_dict(state_dict)
         for sid in [s for s in pool if s not in pool_dicts]:
             del pool[sid]
@@ -371,7 +403,7 @@ def worker_main(conn, args_dict: dict, worker_id: int) -> None:
                 pool[sid].eval()
         seed = [args.seed, iteration, worker_id]
         rollout = collect(args, rules, model, pool, np.random.default_rng(seed),
-                          torch.Generator().manual_seed(int(np.random.SeedSequence(seed).generate_state(1)[0])))
+                          torch.Generator().manual_seed(int(np.random.SeedSequence(seed).generate_state(1)[0])), teacher)
         conn.send(rollout)
 
 
@@ -388,9 +420,9 @@ class WorkerPool:
             self.conns.append(parent)
             self.procs.append(proc)
 
-    def collect(self, iteration: int, state_dict: dict, pool: dict) -> list[Rollout]:
+    def collect(self, iteration: int, state_dict: dict, pool: dict, teacher: str = "") -> list[Rollout]:
         for conn in self.conns:
-            conn.send((iteration, state_dict, {sid: pool[sid] for sid in pool}))
+            conn.send((iteration, state_dict, {sid: pool[sid] for sid in pool}, teacher))
         return [conn.recv() for conn in self.conns]
 
     def close(self) -> None:
@@ -526,9 +558,10 @@ def train(args: Args) -> dict[str, Any]:
             if args.anneal_lr:
                 optimizer.param_groups[0]["lr"] = (1.0 - progress()) * args.learning_rate
 
-            # --- rollouts ---
+            # --- rollouts (the teacher's games during the warm start) ---
+            imitate = iteration <= args.bc_iterations
             t0 = time.time()
-            rollouts = workers.collect(iteration, model.state_dict(), pool)
+            rollouts = workers.collect(iteration, model.state_dict(), pool, args.bc_teacher if imitate else "")
             collect_time = time.time() - t0
             step_decisions = sum(r.decisions for r in rollouts)
             decisions += step_decisions
@@ -541,12 +574,32 @@ def train(args: Args) -> dict[str, Any]:
             b_advantages = torch.from_numpy(np.concatenate([r.advantages for r in rollouts]))
             b_returns = torch.from_numpy(np.concatenate([r.returns for r in rollouts]))
 
-            # --- PPO update (CleanRL's ppo.py, with masks reapplied) ---
             t1 = time.time()
             model.train()
             n = len(b_obs)
+            # --- warm start: imitate the teacher (cross-entropy on its actions, value on the returns) ---
+            if imitate:
+                for _epoch in range(args.bc_epochs):
+                    perm = torch.randperm(n)
+                    for lo in range(0, n, args.minibatch_size):
+                        mb = perm[lo : lo + args.minibatch_size]
+                        logits, newvalue = model(b_obs[mb], b_states[mb] if b_states is not None else None)
+                        dist = MaskedCategorical(logits, b_masks[mb])
+                        bc_loss = -dist.log_prob(b_actions[mb]).mean()
+                        v_loss = 0.5 * ((newvalue - b_returns[mb]) ** 2).mean()
+                        loss = bc_loss + args.vf_coef * v_loss
+                        optimizer.zero_grad()
+                        loss.backward()
+                        torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+                        optimizer.step()
+                with torch.no_grad():
+                    accuracy = (dist.mode() == b_actions[mb]).float().mean().item()
+                writer.add_scalar("losses/bc_loss", bc_loss.item(), decisions)
+                writer.add_scalar("losses/bc_value_loss", v_loss.item(), decisions)
+                writer.add_scalar("charts/bc_accuracy", accuracy, decisions)
+            # --- PPO update (CleanRL's ppo.py, with masks reapplied) ---
             clipfracs, approx_kl = [], torch.tensor(0.0)
-            for _epoch in range(args.update_epochs):
+            for _epoch in range(0 if imitate else args.update_epochs):
                 perm = torch.randperm(n)
                 for lo in range(0, n, args.minibatch_size):
                     mb = perm[lo : lo + args.minibatch_size]
@@ -578,8 +631,6 @@ def train(args: Args) -> dict[str, Any]:
                     break
             model.eval()
             update_time = time.time() - t1
-            var_y = b_returns.var()
-            explained_var = float("nan") if var_y == 0 else float(1 - (b_returns - b_values).var() / var_y)
 
             # --- opponents pool ---
             if args.snapshot_every and iteration % args.snapshot_every == 0:
@@ -599,12 +650,15 @@ def train(args: Args) -> dict[str, Any]:
                 ks = [s for r in rollouts for s in r.kind_scores.get(kind, [])]
                 if ks:
                     writer.add_scalar(f"charts/learner_score_{kind}", float(np.mean(ks)), decisions)
-            writer.add_scalar("losses/value_loss", v_loss.item(), decisions)
-            writer.add_scalar("losses/policy_loss", pg_loss.item(), decisions)
-            writer.add_scalar("losses/entropy", entropy_loss.item(), decisions)
-            writer.add_scalar("losses/approx_kl", approx_kl.item(), decisions)
-            writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)), decisions)
-            writer.add_scalar("losses/explained_variance", explained_var, decisions)
+            if not imitate:
+                var_y = b_returns.var()
+                explained_var = float("nan") if var_y == 0 else float(1 - (b_returns - b_values).var() / var_y)
+                writer.add_scalar("losses/value_loss", v_loss.item(), decisions)
+                writer.add_scalar("losses/policy_loss", pg_loss.item(), decisions)
+                writer.add_scalar("losses/entropy", entropy_loss.item(), decisions)
+                writer.add_scalar("losses/approx_kl", approx_kl.item(), decisions)
+                writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)), decisions)
+                writer.add_scalar("losses/explained_variance", explained_var, decisions)
 
             # --- evaluation and checkpoints ---
             if args.eval_every and iteration % args.eval_every == 0:
@@ -613,7 +667,8 @@ def train(args: Args) -> dict[str, Any]:
             elif args.checkpoint_every and iteration % args.checkpoint_every == 0:
                 checkpoint(ckpt_dir / "latest.pt")
             bar.update(step_decisions)
-            bar.set_postfix_str(f"it {iteration} SPS {sps:,.0f} eval {last_eval or '-'}")
+            phase = "imitating" if imitate else "PPO"
+            bar.set_postfix_str(f"it {iteration} {phase} SPS {sps:,.0f} eval {last_eval or '-'}")
     finally:
         bar.close()
         workers.close()
