@@ -79,9 +79,9 @@ def test_help_lists_the_commands(capsys):
         main(["--help"])
     assert exit_.value.code == 0
     printed = capsys.readouterr().out
-    for command in ("eval", "replay", "bench"):
+    for command in ("eval", "replay", "bench", "train"):
         assert command in printed
-    assert set(build_parser()._subparsers._group_actions[0].choices) == {"eval", "replay", "bench"}
+    assert set(build_parser()._subparsers._group_actions[0].choices) == {"eval", "replay", "bench", "train"}
 
 
 def test_help_does_not_import_the_heavy_modules():
