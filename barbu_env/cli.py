@@ -111,17 +111,18 @@ def _run_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---------------------------------------------------------------------- bench
+# ---------------------------------------------------------------------- bench and train
 
 
-def _add_bench(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    return sub.add_parser(
-        "bench",
-        help="decisions per second of the engine and the environment",
-        description="Runs python -m barbu_env.bench; every option after 'bench' is passed to it "
-        "(barbu bench --help lists them).",
-        add_help=False,
-    )
+def _pass_through(name: str, module: str, help: str) -> Callable[[argparse._SubParsersAction], argparse.ArgumentParser]:
+    """A subcommand whose options all go to ``module``'s own parser (``barbu NAME --help``
+    shows them)."""
+
+    def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, add_help=False,
+                              description=f"Runs python -m {module}; every option after '{name}' is passed to it.")
+
+    return add
 
 
 def _run_bench(argv: Sequence[str]) -> int:
@@ -129,19 +130,6 @@ def _run_bench(argv: Sequence[str]) -> int:
 
     bench.main(list(argv))
     return 0
-
-
-# ---------------------------------------------------------------------- train
-
-
-def _add_train(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    return sub.add_parser(
-        "train",
-        help="self-play PPO training (training/ppo.py)",
-        description="Runs python -m training.ppo; every option after 'train' is passed to it "
-        "(barbu train --help lists them): --config configs/train/quick.yaml and any field as --field value.",
-        add_help=False,
-    )
 
 
 def _run_train(argv: Sequence[str]) -> int:
@@ -152,12 +140,14 @@ def _run_train(argv: Sequence[str]) -> int:
 
 # ---------------------------------------------------------------------- the command
 
-#: name -> (declare the subcommand, run it). ``bench`` passes its arguments through.
+#: name -> (declare the subcommand, run it). ``bench`` and ``train`` pass their arguments through.
 COMMANDS: dict[str, tuple[Callable, Callable]] = {
     "eval": (_add_eval, _run_eval),
     "replay": (_add_replay, _run_replay),
-    "bench": (_add_bench, _run_bench),
-    "train": (_add_train, _run_train),
+    "bench": (_pass_through("bench", "barbu_env.bench", "decisions per second of the engine and the environment"),
+              _run_bench),
+    "train": (_pass_through("train", "training.ppo", "self-play PPO training (--config configs/train/quick.yaml)"),
+              _run_train),
 }
 #: Commands whose arguments are handed on untouched to another program's parser.
 PASS_THROUGH = ("bench", "train")

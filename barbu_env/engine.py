@@ -53,6 +53,7 @@ from .cards import (
     QUEENS_MASK,
     SUIT_MASK,
     card_text,
+    cards_of,
     hand_text,
     to_card,
 )
@@ -136,14 +137,8 @@ class DealError(ValueError):
     """Deals given to ``reset``/``new_game`` that are not four hands of 13 distinct cards."""
 
 
-def actions_of(mask: int) -> list[int]:
-    """The ids set in an action (or card) bit set, ascending."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+#: The ids set in an action bit set, ascending: the same bit walk as a card set's.
+actions_of = cards_of
 
 
 def declarer_of_hand(rules: Rules, first_declarer: int, hand: int) -> int:

@@ -646,9 +646,12 @@ def _play_trumps(t: _Trick) -> int:
 def _lowest_discard(t: _Trick) -> int:
     """The least useful card: lowest, from the shortest non-trump suit, sparing masters."""
     best, best_v = -1, 1e9
+    out = t.out
     for c in _cards(t.cards):
         s, r = divmod(c, 13)
         v = r * 3 + (t.hand & SUIT[s]).bit_count() + (40 if s == t.trump else 0)
+        if not ((out >> (13 * s)) & S13) >> (r + 1):
+            v += 20  # a master: keep it
         if v < best_v:
             best, best_v = c, v
     return best
@@ -710,56 +713,35 @@ def _features(hand: int, contract: int, declarer: bool, trump: int, rank: int) -
             q_bare += lower <= 1
         elif x >> 11:
             kings_exposed += (x >> 11).bit_count() * (1 if (x & 0x3FF).bit_count() <= 2 else 0.5)
+    # fmt: off
     f = [
-        1.0,
-        float(declarer),
-        n[12],
-        n[11],
-        n[10],
-        n[9],
-        n[8],
-        n[0] + n[1] + n[2] + n[3],
-        voids,
-        singles,
-        doubles,
-        longs,
-        unguarded,
+        1.0, float(declarer),
+        n[12], n[11], n[10], n[9], n[8],  # aces, kings, queens, jacks, tens
+        n[0] + n[1] + n[2] + n[3],  # cards 2-5
+        voids, singles, doubles, longs, unguarded,  # longs: cards past the 4th; unguarded: high minus low
         rank_sum / 13.0,
-        h.bit_count(),
-        (h >> 12) & 1,
-        has_kh,
-        has_kh * (h & 0x7FF).bit_count(),
-        has_kh * ((h & 0x7FF).bit_count() <= 1),
-        (h >> 9).bit_count(),
-        (h & 0x1F).bit_count(),
-        q_guard,
-        q_bare,
-        kings_exposed,
+        # hearts: length, A♥, K♥, K♥'s guards, K♥ with at most one guard, J♥+ count, 2♥-6♥ count
+        h.bit_count(), (h >> 12) & 1, has_kh, has_kh * (h & 0x7FF).bit_count(),
+        has_kh * ((h & 0x7FF).bit_count() <= 1), (h >> 9).bit_count(), (h & 0x1F).bit_count(),
+        q_guard, q_bare, kings_exposed,  # queens' guards, bare queens, kings/aces without the queen
     ]
     if contract == TRUMPS and trump >= 0:
         t = suits[trump]
         side_aces = sum((suits[s] >> 12) & 1 for s in range(4) if s != trump)
         side_kings = sum((suits[s] >> 11) & 1 for s in range(4) if s != trump)
         side_short = sum(suits[s].bit_count() <= 1 for s in range(4) if s != trump)
-        f += [
-            t.bit_count(),
-            (t >> 12) & 1,
-            (t >> 11) & 1,
-            (t >> 10) & 1,
-            (t >> 9).bit_count(),
-            side_aces,
-            side_kings,
-            side_short,
-            max(0, t.bit_count() - 4) ** 2,
-        ]
+        # trump length, A K Q, J+ count, side aces and kings, short side suits, extra length squared
+        f += [t.bit_count(), (t >> 12) & 1, (t >> 11) & 1, (t >> 10) & 1, (t >> 9).bit_count(),
+              side_aces, side_kings, side_short, max(0, t.bit_count() - 4) ** 2]
     else:
         f += [0] * 9
     if contract == DOMINO and rank >= 0:
-        at = sum((x >> rank) & 1 for x in suits)
+        at = sum((x >> rank) & 1 for x in suits)  # starting-rank cards held
         spread = sum(abs(r - rank) * n[r] for r in range(13))
         f += [_domino_gap_cost(hand, rank), at, spread / 13.0, float(declarer) * at, float(declarer and at == 0)]
     else:
         f += [0] * 5
+    # fmt: on
     return f
 
 
