@@ -4,8 +4,8 @@
 Import               ``import barbu_env; env = barbu_env.env(rules="standard")``
 Agents               ``player_0`` ... ``player_3`` (seats 0-3, play passes left: +1)
 Action space         ``Discrete(85)`` for every agent
-Observation space    ``Dict(observation=Box(908,) float32, action_mask=Box(85,) int8)``
-State space          ``Box(1064,) float32`` (``env.state()``, perfect information)
+Observation space    ``Dict(observation=Box(924,) float32, action_mask=Box(85,) int8)``
+State space          ``Box(1080,) float32`` (``env.state()``, perfect information)
 Game length          28 hands, about 1,600 decisions
 ===================  =============================================================
 
@@ -83,6 +83,8 @@ tricks_won         4         tricks won this hand / 13
 hand_points        4         raw points this hand so far / 10
 domino_place       4 x 4     [i, k] = 1 if seat i went out k-th in Domino
 cards_left         4         cards held / 13
+voids              4 x 4     [i, s] = 1 if seat i has shown void in suit s this hand (did
+                             not follow when s was led)
 =================  ========  ===============================================================
 Nothing hidden is encoded: other players' hands appear only through the cards they
 have played.

@@ -263,6 +263,7 @@ class BarbuState:
         "win_card",  # card winning the current trick so far
         "playable",  # Domino: cards that could be placed on the layout now
         "out_order",  # Domino: seats in the order they went out
+        "voids",  # voids[i]: 4-bit set of suits seat i has shown void in this hand (did not follow)
         "results",  # HandResult of every finished hand
         "history",  # every action applied, in order
         "_legal",  # cached legal-action set, None when stale
@@ -349,6 +350,7 @@ class BarbuState:
         self.win_card = -1
         self.playable = 0
         self.out_order = []
+        self.voids = [0] * NUM_PLAYERS
         self._legal = None
 
     # ------------------------------------------------------------------ queries
@@ -571,6 +573,8 @@ class BarbuState:
         else:
             win = self.win_card
             suit = card // NUM_RANKS
+            if suit != self.led_suit:  # did not follow: void in the led suit, for all to see
+                self.voids[seat] |= 1 << self.led_suit
             if (suit == win // NUM_RANKS and card > win) or (suit == self.trump and win // NUM_RANKS != suit):
                 self.win_seat, self.win_card = seat, card
         self.trick_size += 1

@@ -7,11 +7,11 @@ The slices are ``SLICES`` below, in order; the environment's documentation
 (``barbu_env/aec.py``) has the table of what each means, and a test keeps the two
 in step.
 
-``OBS_DIM`` is the sum of the slices (908). ``decode(obs)`` splits a vector (or a batch)
+``OBS_DIM`` is the sum of the slices (924). ``decode(obs)`` splits a vector (or a batch)
 back into its named slices, reshaped; tests use it. ``ObservationEncoder`` builds the
 vectors incrementally (see its docstring). ``ObservationEncoder.state_vector`` is the
 global, perfect-information vector for centralized critics: all four hands (absolute
-seats), then seat 0's observation less its hand slice (``STATE_DIM`` = 1064).
+seats), then seat 0's observation less its hand slice (``STATE_DIM`` = 1080).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ SLICES: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("hand_points", (NUM_PLAYERS,)),
     ("domino_place", (NUM_PLAYERS, NUM_PLAYERS)),
     ("cards_left", (NUM_PLAYERS,)),
+    ("voids", (NUM_PLAYERS, 4)),
 )
 
 
@@ -84,9 +85,9 @@ _DOUBLED, _DONE, _OWED, _LEFT = (_rel(n, _HAND_START) for n in ("doubled", "doub
 _HAND_NO, _SCORES = _rel("hand_number", _HAND_START), _rel("game_scores", _HAND_START)
 _HAND_LEN = _STEP_START - _HAND_START
 # Offsets within the per-decision block.
-_TO_ACT, _LEADER, _TRICK_NO, _WON, _POINTS, _PLACE, _CARDS_LEFT = (
+_TO_ACT, _LEADER, _TRICK_NO, _WON, _POINTS, _PLACE, _CARDS_LEFT, _VOIDS = (
     _rel(n, _STEP_START)
-    for n in ("to_act", "leader", "trick_number", "tricks_won", "hand_points", "domino_place", "cards_left")
+    for n in ("to_act", "leader", "trick_number", "tricks_won", "hand_points", "domino_place", "cards_left", "voids")
 )
 
 #: Lower and upper bounds of every observation value (for the observation space).
@@ -277,12 +278,17 @@ class ObservationEncoder:
         if phase == Phase.TRICKS:
             block[_LEADER + ((state.leader - seat) & 3)] = 1.0
             block[_TRICK_NO + state.trick_number] = 1.0
-        tw, pts, hands = state.tricks_won, state.points, state.hands
+        tw, pts, hands, voids = state.tricks_won, state.points, state.hands, state.voids
         for i in range(NUM_PLAYERS):
             p = order[i]
             block[_WON + i] = tw[p] / 13.0
             block[_POINTS + i] = pts[p] / 10.0
             block[_CARDS_LEFT + i] = hands[p].bit_count() / 13.0
+            v = voids[p]
+            if v:
+                for suit in range(4):
+                    if (v >> suit) & 1:
+                        block[_VOIDS + 4 * i + suit] = 1.0
         for k, p in enumerate(state.out_order):
             block[_PLACE + 4 * ((p - seat) & 3) + k] = 1.0
         return block

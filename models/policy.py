@@ -37,7 +37,7 @@ NUM_CARDS = 52
 class PolicyConfig:
     """Everything needed to rebuild the network (saved in every checkpoint)."""
 
-    obs_dim: int = 908
+    obs_dim: int = 924
     """Observation length."""
     num_actions: int = 85
     """Size of the action space."""

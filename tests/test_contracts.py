@@ -177,6 +177,20 @@ def test_player_void_in_the_led_suit_may_play_any_card():
     assert legal_text(s) == hand_of(s, 1)
 
 
+def test_a_discard_shows_the_player_void_in_the_led_suit_until_the_hand_ends():
+    s = new_game(SUIT_PER_SEAT)
+    start(s, "no_tricks")
+    assert s.voids == [0, 0, 0, 0]
+    play(s, "2C AD AH AS")  # seats 1-3 hold no club
+    assert s.voids == [0, 1 << 0, 1 << 0, 1 << 0]
+    play(s, "3C KD")
+    assert s.voids == [0, 1 << 0, 1 << 0, 1 << 0]  # nothing new: seat 1 was known void in clubs
+    s.apply_action(s.legal_actions()[0])
+    while s.hand_number == 0:
+        s.apply_action(s.legal_actions()[0])
+    assert s.voids == [0, 0, 0, 0]  # a new hand, nothing shown yet
+
+
 def test_trick_goes_to_the_highest_card_of_the_led_suit_not_to_a_higher_discard():
     s = new_game(SUIT_PER_SEAT)
     start(s, "no_tricks")

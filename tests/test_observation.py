@@ -58,6 +58,7 @@ def test_decoded_slices_match_the_state():
             assert p["tricks_won"][r] * 13 == pytest.approx(state.tricks_won[s])
             assert p["game_scores"][r] * 100 == pytest.approx(state.scores[s])
             assert card_set(p["contracts_left"][r]) == state.contracts_left[s]
+            assert card_set(p["voids"][r]) == state.voids[s]
         assert card_set(p["domino_playable"]) == state.playable
         assert np.flatnonzero(p["phase"]).tolist() == [int(state.phase)]
         assert np.flatnonzero(p["hand_number"]).tolist() == [min(state.hand_number, NUM_HANDS - 1)]
@@ -134,10 +135,12 @@ def test_every_public_fact_changes_the_observation():
         "hand number": lambda s: setattr(s, "hand_number", s.hand_number + 1),
         "to act": lambda s: setattr(s, "current_player", (s.current_player + 1) % 4),
         "left's card count": lambda s: s.hands.__setitem__(left, s.hands[left] & (s.hands[left] - 1)),
+        "voids": lambda s: s.voids.__setitem__(left, s.voids[left] ^ 0b1000),
     }
     for name, change in changes.items():
         other = state.clone()
         other.hands, other.played, other.taken, other.trick = state.hands[:], state.played[:], state.taken[:], state.trick[:]
+        other.voids = state.voids[:]
         other.owed = [row[:] for row in state.owed]
         change(other)
         assert not np.array_equal(fresh(other, seat), base), name

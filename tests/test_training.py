@@ -114,7 +114,7 @@ def test_a_saved_and_loaded_checkpoint_gives_identical_actions(tmp_path):
     save_checkpoint(path, model, note="x")
     loaded, payload = load_checkpoint(path)
     assert payload["note"] == "x" and loaded.config == model.config
-    obs = np.random.default_rng(0).random((16, 908), dtype=np.float32)
+    obs = np.random.default_rng(0).random((16, 924), dtype=np.float32)
     mask = np.random.default_rng(1).random((16, 85)) > 0.3
     with torch.no_grad():
         np.testing.assert_array_equal(model(torch.from_numpy(obs))[0].numpy(), loaded(torch.from_numpy(obs))[0].numpy())
