@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cards import cards_of
 from ..observation import OFFSETS
 from ..rules import Rules, load_rules
 from .registry import register
@@ -152,13 +153,7 @@ def _dot(w, f) -> float:
     return sum(a * b for a, b in zip(w, f))
 
 
-def _cards(m: int) -> list[int]:
-    out = []
-    while m:
-        low = m & -m
-        out.append(low.bit_length() - 1)
-        m ^= low
-    return out
+_cards = cards_of  # the card ids of a set, ascending
 
 
 # ---------------------------------------------------------------------------- the agent
