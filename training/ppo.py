@@ -674,7 +674,8 @@ def train(args: Args) -> dict[str, Any]:
         workers.close()
 
     # --- the end: final evaluation of the best checkpoint, learning curve ---
-    found = run_eval(args.eval_games) if args.eval_every else {}
+    if args.eval_every:  # a last point on the learning curve
+        run_eval(args.eval_games)
     final_path = Path(best["path"]) if best["path"] else checkpoint(ckpt_dir / "latest.pt")
     final = evaluate_checkpoint(final_path, args, args.final_eval_games)
     for opp, v in final.items():
