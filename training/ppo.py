@@ -470,6 +470,9 @@ def plot_learning_curve(history: list[dict], path: Path) -> None:
         ax.plot(x, mean, marker="o", label=f"vs 3x {opp}")
         ax.fill_between(x, lo, hi, alpha=0.2)
     ax.axhline(0, color="grey", lw=0.8)
+    imitation = [h["decisions"] for h in history if h.get("imitating")]
+    if imitation and len(imitation) < len(history):
+        ax.axvline(max(imitation) / 1e6, color="grey", ls="--", lw=0.8, label="end of imitation")
     ax.set_xlabel("environment decisions (millions)")
     ax.set_ylabel("mean score per game (95% CI)")
     ax.set_title("Duplicate evaluation during training")
@@ -527,7 +530,7 @@ def train(args: Args) -> dict[str, Any]:
     def run_eval(games: int) -> dict[str, Any]:
         path = checkpoint(ckpt_dir / "latest.pt")
         found = evaluate_checkpoint(path, args, games)
-        point = {"iteration": iteration, "decisions": decisions,
+        point = {"iteration": iteration, "decisions": decisions, "imitating": iteration <= args.bc_iterations,
                  "eval": {k: {"mean": v["mean"], "ci": v["ci"]} for k, v in found.items()}}
         history.append(point)
         for opp, v in found.items():
