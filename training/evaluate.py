@@ -44,8 +44,12 @@ Games are played on ``BarbuState`` directly, with the environment's own
 ``ObservationEncoder`` and ``aec.mask_array``: each agent gets exactly the observation
 dict ``barbu_env.env()`` would give it (a test checks this), without the PettingZoo
 bookkeeping. Every decision is put to its agent, forced ones included, as in the
-environment. Deal sets are split into chunks played by a ``ProcessPoolExecutor``
-(``workers=1`` plays in this process); a tqdm bar on stderr counts games.
+environment. Deal sets are split into jobs of up to 16 (cut the same way whatever the
+number of workers) played by a ``ProcessPoolExecutor`` (``workers=1`` plays in this
+process); a tqdm bar on stderr counts games. A job's games step in lockstep, so that
+agents sharing a network (trained policies: ``batch_key``, ``probs_batch``, ``choose``)
+are asked for all of them in one forward pass, each agent then drawing its own action
+with its own generator.
 
 Statistics
 ----------
