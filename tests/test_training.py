@@ -189,3 +189,18 @@ def test_tiny_run_trains_checkpoints_resumes_and_evaluates(tmp_path):
     assert main(["eval", "--agents", f"{resumed['best_checkpoint']},random,random,random", "--games", "4",
                  "--workers", "1", "--no-progress", "--out", str(out)]) == 0
     assert json.loads(out.read_text())["entries"][0]["label"].startswith("best")
+
+
+def test_checkpoint_agents_play_greedily_unless_asked_to_sample(tmp_path):
+    torch.manual_seed(4)
+    path = tmp_path / "p.pt"
+    save_checkpoint(path, BarbuActorCritic(PolicyConfig(hidden=32, card_embed=4)))
+    obs = np.random.default_rng(2).random(924, dtype=np.float32)
+    mask = np.zeros(85, dtype=np.int8)
+    mask[[3, 10, 40, 84]] = 1
+    greedy = load_policy_agent(path, seed=1)
+    probs = greedy.probs_batch(obs[None], mask[None])[0]
+    assert greedy.act({"observation": obs, "action_mask": mask}) == int(np.argmax(probs))
+    sampler = load_policy_agent(path, seed=1, deterministic=False)
+    drawn = {sampler.act({"observation": obs, "action_mask": mask}) for _ in range(200)}
+    assert drawn <= {3, 10, 40, 84} and len(drawn) > 1
