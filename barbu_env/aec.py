@@ -134,7 +134,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from .engine import NUM_ACTIONS, NUM_PLAYERS, BarbuState, DealError, IllegalActionError
-from .observation import OBS_DIM, OBS_HIGH, OBS_LOW, STATE_HIGH, STATE_LOW, ObservationEncoder
+from .observation import OBS_HIGH, OBS_LOW, STATE_HIGH, STATE_LOW, ObservationEncoder
 from .render import render_state
 from .rules import Rules, load_rules
 

@@ -32,7 +32,6 @@ import argparse
 import dataclasses
 import json
 import multiprocessing as mp
-import os
 import shutil
 import time
 from dataclasses import dataclass
