@@ -98,6 +98,10 @@ for _name in ("hand_points", "game_scores"):
     OBS_HIGH[OFFSETS[_name][0] : OFFSETS[_name][1]] = np.inf
 OBS_HIGH[OFFSETS["owed"][0] : OFFSETS["owed"][1]] = 7.0  # owed / min_declarer_doubles <= 7
 
+#: A seat's privileged view (for a critic during training, never for acting): its
+#: observation followed by the other three hands, in relative seat order 1, 2, 3.
+PRIVILEGED_DIM = OBS_DIM + (NUM_PLAYERS - 1) * NUM_CARDS
+
 #: The global state: four hands, then seat 0's observation without its hand.
 STATE_DIM = NUM_PLAYERS * NUM_CARDS + OBS_DIM - NUM_CARDS
 STATE_LOW = np.concatenate([np.zeros(NUM_PLAYERS * NUM_CARDS, np.float32), OBS_LOW[NUM_CARDS:]])
@@ -292,6 +296,12 @@ class ObservationEncoder:
         for k, p in enumerate(state.out_order):
             block[_PLACE + 4 * ((p - seat) & 3) + k] = 1.0
         return block
+
+    def privileged(self, obs: np.ndarray, seat: int) -> np.ndarray:
+        """``seat``'s observation ``obs`` (just built by ``observe``) followed by the other
+        three players' hands, relative seats 1, 2, 3: ``PRIVILEGED_DIM`` values."""
+        rows = self._table[[_ABS_HANDS + ((seat + k) & 3) for k in (1, 2, 3)]]
+        return np.concatenate([obs, rows.reshape(-1)])
 
     def state_vector(self, state: BarbuState) -> np.ndarray:
         """The global state: all hands (absolute seats), then seat 0's observation less its hand."""

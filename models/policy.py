@@ -5,8 +5,11 @@ The observation (``barbu_env/observation.py``) starts with 14 card rows of 52 va
 cards) followed by the small public fields. Each card row gets its own linear encoder
 (a block-diagonal layer: row r's 52 cards -> ``card_embed`` features); the encoded rows
 and the small fields feed a shared MLP trunk, then one 85-way policy head and a value
-head. With ``state_dim > 0`` the value head reads its own MLP over the global state
-(``env.state()``) instead: a centralized critic.
+head. With ``state_dim > 0`` the critic is a network of its own over a privileged view
+(training only; acting never needs it): the observation followed by the other three
+players' hands (``ObservationEncoder.privileged``), its card rows (the observation's 14
+and the 3 hidden hands) encoded the same way. Seeing the hidden cards, it predicts a
+hand's outcome far better, which lowers the variance of the advantages.
 
 Masking touches only the distribution: illegal logits are replaced by the most negative
 float, so their probability is exactly 0, and the entropy sums over legal actions only
@@ -50,7 +53,8 @@ class PolicyConfig:
     layers: int = 2
     """Hidden layers in the trunk."""
     state_dim: int = 0
-    """Global state length for a centralized critic (0: the critic reads the observation)."""
+    """Length of the privileged critic input: ``obs_dim`` plus 52 per hidden hand (0: the
+    value head reads the policy's trunk)."""
 
 
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Linear:
@@ -114,13 +118,13 @@ class BarbuActorCritic(nn.Module):
         self.trunk = nn.Sequential(*layers)
         self.policy_head = layer_init(nn.Linear(c.hidden, c.num_actions), std=0.01)
         if c.state_dim:
-            self.critic = nn.Sequential(
-                layer_init(nn.Linear(c.state_dim, c.hidden)),
-                nn.ReLU(),
-                layer_init(nn.Linear(c.hidden, c.hidden)),
-                nn.ReLU(),
-                layer_init(nn.Linear(c.hidden, 1), std=1.0),
-            )
+            self.hidden_rows = (c.state_dim - c.obs_dim) // NUM_CARDS
+            self.critic_cards = CardRowEncoder(c.card_rows + self.hidden_rows, c.card_embed)
+            critic_layers: list[nn.Module] = []
+            for i in range(c.layers):
+                critic_in = trunk_in + self.hidden_rows * c.card_embed
+                critic_layers += [layer_init(nn.Linear(critic_in if i == 0 else c.hidden, c.hidden)), nn.ReLU()]
+            self.critic = nn.Sequential(*critic_layers, layer_init(nn.Linear(c.hidden, 1), std=1.0))
         else:
             self.critic = layer_init(nn.Linear(c.hidden, 1), std=1.0)
 
@@ -128,10 +132,18 @@ class BarbuActorCritic(nn.Module):
         cards = obs[:, : self.card_end].reshape(obs.shape[0], self.config.card_rows, NUM_CARDS)
         return self.trunk(torch.cat([self.cards(cards), obs[:, self.card_end :]], dim=1))
 
+    def critic_features(self, state: torch.Tensor) -> torch.Tensor:
+        """The privileged critic's input: all card rows encoded, then the small fields."""
+        c = self.config
+        rows = torch.cat([state[:, : self.card_end], state[:, c.obs_dim :]], dim=1)
+        cards = rows.reshape(state.shape[0], c.card_rows + self.hidden_rows, NUM_CARDS)
+        return torch.cat([self.critic_cards(cards), state[:, self.card_end : c.obs_dim]], dim=1)
+
     def forward(self, obs: torch.Tensor, state: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """(logits [B, 85], value [B])."""
+        """(logits [B, 85], value [B]); ``state`` is the privileged view when the config
+        has a ``state_dim``."""
         h = self.features(obs)
-        value = self.critic(state if self.config.state_dim else h).squeeze(-1)
+        value = self.critic(self.critic_features(state) if self.config.state_dim else h).squeeze(-1)
         return self.policy_head(h), value
 
     def distribution(self, obs: torch.Tensor, mask: torch.Tensor) -> MaskedCategorical:

@@ -8,7 +8,7 @@ import pytest
 
 import barbu_env
 from barbu_env.engine import NUM_HANDS, BarbuState, Phase
-from barbu_env.observation import OBS_DIM, OFFSETS, STATE_DIM, ObservationEncoder, card_set, decode
+from barbu_env.observation import OBS_DIM, OFFSETS, PRIVILEGED_DIM, STATE_DIM, ObservationEncoder, card_set, decode
 from barbu_env.rules import preset_names
 
 
@@ -157,6 +157,19 @@ def test_state_vector_holds_every_hand_and_the_public_view():
     for seat in range(4):
         assert card_set(state[seat * 52 : seat * 52 + 52]) == game.hands[seat]
     np.testing.assert_array_equal(state[4 * 52 :], fresh(game, 0)[52:])
+
+
+def test_privileged_view_is_the_observation_then_the_other_hands_in_relative_order():
+    encoder = ObservationEncoder()
+    for state in game_states(6, every=37):
+        for seat in range(4):
+            obs = encoder.observe(state, seat)
+            view = encoder.privileged(obs, seat)
+            assert view.shape == (PRIVILEGED_DIM,)
+            np.testing.assert_array_equal(view[:OBS_DIM], fresh(state, seat))
+            for k in (1, 2, 3):
+                row = view[OBS_DIM + (k - 1) * 52 : OBS_DIM + k * 52]
+                assert card_set(row) == state.hands[(seat + k) % 4]
 
 
 def test_decode_works_on_batches_and_rejects_wrong_sizes():

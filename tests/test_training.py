@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM
 from barbu_env.rules import load_rules
 from models.policy import BarbuActorCritic, MaskedCategorical, PolicyConfig, load_checkpoint, save_checkpoint
 from training import ppo
@@ -189,6 +190,21 @@ def test_tiny_run_trains_checkpoints_resumes_and_evaluates(tmp_path):
     assert main(["eval", "--agents", f"{resumed['best_checkpoint']},random,random,random", "--games", "4",
                  "--workers", "1", "--no-progress", "--out", str(out)]) == 0
     assert json.loads(out.read_text())["entries"][0]["label"].startswith("best")
+
+
+def test_privileged_critic_trains_and_the_policy_never_reads_the_hidden_hands(tmp_path):
+    args = ppo.Args(run_dir=str(tmp_path), exp_name="cc", central_critic=True, num_workers=1, games_per_worker=2,
+                    minibatch_size=512, update_epochs=1, hidden=32, card_embed=4, eval_every=0, final_eval_games=4,
+                    eval_opponents="random", progress=False, torch_threads=1, total_decisions=3000)
+    summary = ppo.train(args)
+    model, _ = load_checkpoint(summary["best_checkpoint"])
+    assert model.config.state_dim == PRIVILEGED_DIM
+    obs = torch.rand(5, OBS_DIM)
+    hidden = (torch.rand(2, 5, PRIVILEGED_DIM - OBS_DIM) > 0.7).float()
+    logits_a, value_a = model(obs, torch.cat([obs, hidden[0]], dim=1))
+    logits_b, value_b = model(obs, torch.cat([obs, hidden[1]], dim=1))
+    assert torch.equal(logits_a, logits_b)  # acting depends on the observation alone
+    assert not torch.equal(value_a, value_b)  # the critic does read the hidden hands
 
 
 def test_checkpoint_agents_play_greedily_unless_asked_to_sample(tmp_path):

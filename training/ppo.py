@@ -44,7 +44,7 @@ import yaml
 
 from barbu_env.aec import mask_array
 from barbu_env.engine import NUM_PLAYERS, BarbuState
-from barbu_env.observation import OBS_DIM, STATE_DIM, ObservationEncoder
+from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM, ObservationEncoder
 from barbu_env.rules import load_rules
 from models.policy import BarbuActorCritic, MaskedCategorical, PolicyConfig, load_checkpoint, save_checkpoint
 
@@ -115,7 +115,8 @@ class Args:
     card_embed: int = 32
     """Features per card row."""
     central_critic: bool = False
-    """Value head on the global state (env.state()) instead of the observation."""
+    """Train with a privileged critic: the value network also sees the other three
+    hands (the policy never does; checkpoints act from the observation alone)."""
 
     # --- warm start ---
     bc_iterations: int = 0
@@ -151,7 +152,11 @@ class Args:
     final_eval_games: int = 1000
     """Games of the final evaluation against each eval opponent."""
     eval_seed: int = 12345
-    """Seed of the evaluation deal sets (the same every time, for comparable points)."""
+    """Seed of the periodic evaluations' deal sets (the same every time, for comparable
+    points)."""
+    final_eval_seed: int = 54321
+    """Seed of the final evaluation's deal sets (held out from the periodic ones, which
+    chose the best checkpoint)."""
     checkpoint_every: int = 10
     """Iterations between checkpoints (latest.pt; best.pt follows the evaluations)."""
     progress: bool = True
@@ -180,7 +185,7 @@ def model_config(args: Args) -> PolicyConfig:
         hidden=args.hidden,
         layers=args.layers,
         card_embed=args.card_embed,
-        state_dim=STATE_DIM if args.central_critic else 0,
+        state_dim=PRIVILEGED_DIM if args.central_critic else 0,
     )
 
 
@@ -192,7 +197,7 @@ class Rollout:
     """One worker's transitions (learning seats only) and its games' summary."""
 
     obs: np.ndarray  # [T, OBS_DIM] float32
-    states: np.ndarray | None  # [T, STATE_DIM] float32 with a central critic
+    states: np.ndarray | None  # [T, PRIVILEGED_DIM] float32 with a privileged critic
     masks: np.ndarray  # [T, 85] bool
     actions: np.ndarray  # [T] int64
     logprobs: np.ndarray  # [T] float32
@@ -295,7 +300,7 @@ def collect(
             if key is None:  # the learning policy (or the teacher it imitates)
                 states = None
                 if args.central_critic:
-                    states = torch.from_numpy(np.stack([games[it[0]].encoder.state_vector(games[it[0]].state) for it in items]))
+                    states = torch.from_numpy(np.stack([games[gi].encoder.privileged(o, seat) for gi, seat, o, _ in items]))
                 if teacher:
                     acts = [teachers[gi][seat].act({"observation": o, "action_mask": m.astype(np.int8)})
                             for gi, seat, o, m in items]
@@ -439,13 +444,15 @@ class WorkerPool:
 # ---------------------------------------------------------------------- evaluation
 
 
-def evaluate_checkpoint(path: Path, args: Args, games: int) -> dict[str, Any]:
-    """Duplicate evaluation of a checkpoint against three of each eval opponent."""
+def evaluate_checkpoint(path: Path, args: Args, games: int, seed: int | None = None) -> dict[str, Any]:
+    """Duplicate evaluation of a checkpoint against three of each eval opponent (on the
+    periodic evaluations' deals unless another ``seed`` is given)."""
     from training.evaluate import evaluate
 
     out = {}
     for opp in [o for o in args.eval_opponents.split(",") if o]:
-        result = evaluate([str(path), opp, opp, opp], games=games, seed=args.eval_seed, rules=args.rules,
+        result = evaluate([str(path), opp, opp, opp], games=games, seed=args.eval_seed if seed is None else seed,
+                          rules=args.rules,
                           workers=args.num_workers)
         entry = result.entries[0]
         ci = list(entry.score.ci95) if entry.score.ci95 else [entry.score.mean, entry.score.mean]
@@ -679,7 +686,9 @@ def train(args: Args) -> dict[str, Any]:
     if args.eval_every:  # a last point on the learning curve
         run_eval(args.eval_games)
     final_path = Path(best["path"]) if best["path"] else checkpoint(ckpt_dir / "latest.pt")
-    final = evaluate_checkpoint(final_path, args, args.final_eval_games)
+    # The best checkpoint was picked on the periodic evaluations' deals: the final
+    # evaluation plays fresh ones, so its figure carries no selection bias.
+    final = evaluate_checkpoint(final_path, args, args.final_eval_games, seed=args.final_eval_seed)
     for opp, v in final.items():
         writer.add_scalar(f"eval/final_score_vs_{opp}", v["mean"], decisions)
     if history:

@@ -1,0 +1,242 @@
+"""Barbu for single-agent libraries: one learning seat, three opponents, a Gymnasium env.
+
+===================  =============================================================
+Import               ``import gymnasium, barbu_env.gym_env`` then
+                     ``gymnasium.make("Barbu-v0", opponents="random")``
+Class                ``barbu_env.gym_env.BarbuGymEnv`` (the same keyword arguments)
+Action space         ``Discrete(85)`` (the AEC environment's actions, SPEC part B)
+Observation space    ``Box(924,) float32``: the learner's ``observation`` vector
+Action mask          ``env.action_masks()`` (sb3-contrib's ``MaskablePPO`` reads it),
+                     also ``info["action_mask"]``: int8[85]
+Episode              one whole game (28 hands), about 400 decisions of the learner
+===================  =============================================================
+
+The learner sits in one seat of ``barbu_env.env()``'s game; the other three seats are
+played by agents of ``barbu_env.agents`` (``Agent.act(observation, agent)``) between
+the learner's decisions. ``reset`` returns the learner's first decision, ``step(action)``
+applies it and plays the opponents until the learner is to act again or the game is
+over. Observations and masks are exactly those the AEC environment gives that seat.
+
+Arguments
+---------
+``BarbuGymEnv(opponents="random", seat=0, rules=None, reward_scale=1.0,
+skip_forced=False, illegal_action="random", render_mode=None)``
+
+- ``opponents``: one agent spec for all three other seats, or three specs in seat order
+  after the learner (left, opposite, right). A spec is a registered agent name
+  (``"random"``, ``"heuristic"``), a checkpoint path (anything ``barbu eval`` accepts), or
+  an ``Agent`` object. Agents made from names are rebuilt at every reset with seeds drawn
+  from the environment's generator, so a seeded reset replays the same game.
+- ``seat``: the learner's seat 0-3, or ``"rotate"``: seat 0-3 in turn, one per episode,
+  starting from a seat drawn at each seeded reset. ``info["seat"]`` tells which.
+- ``rules``: as for ``barbu_env.env`` (a preset name, a YAML path, a mapping, a ``Rules``).
+- ``reward_scale``: rewards are the learner's settled hand scores times this (default
+  1: the rewards of a game sum to the learner's final score, as in the AEC environment).
+- ``skip_forced``: when true, the learner's forced decisions (a single legal action: a
+  declarer's doubling turn nobody doubled, a Domino pass, a last card) are played for
+  it and not returned (SPEC B3 allows wrappers to skip forced turns).
+- ``illegal_action``: what ``step`` does with an action off the mask. ``"random"`` (the
+  default, so that every action of ``Discrete(85)`` is valid, as Gymnasium's API and its
+  checkers expect): a uniformly random legal action is played instead and
+  ``info["illegal_action"]`` is true. ``"raise"``: ``IllegalActionError``, nothing
+  changes (the AEC environment's behaviour; training with masks should use it).
+- ``render_mode``: ``"ansi"`` (``render()`` returns the table as text) or None.
+
+Rewards
+-------
+The reward of ``step`` is the sum of the learner's settled scores (raw contract score
+plus its side bets) of every hand that ended since its previous decision: the hand its
+action finished, or the hand the opponents finished before its next turn. Hands end
+often on an opponent's card, so that is where most rewards arrive. Only the learner's
+own score counts, never an opponent's. Over a game the rewards sum to
+``reward_scale`` times the learner's final score.
+
+Infos
+-----
+Every ``info`` has ``"seat"`` and ``"action_mask"``; a ``step`` that saw hands end has
+``"hand_results"`` (their ``HandResult.to_dict()``s, as the AEC environment's
+``"hand_result"``), and the last step of the game ``"scores"`` (the four final scores,
+absolute seats).
+
+Reset options
+-------------
+``reset(seed=None, options=None)``: ``"deals"`` and ``"first_declarer"`` as in the AEC
+environment, and ``"seat"`` to put the learner in a given seat for this episode.
+
+Termination
+-----------
+``terminated`` is true after hand 28; ``truncated`` is always false.
+
+Version history
+---------------
+* v0: first release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from . import GYM_ENV_ID, _register_with_loaded_gymnasium
+from .aec import AGENTS, mask_array
+from .agents import Agent, make_agent
+from .engine import NUM_ACTIONS, NUM_PLAYERS, BarbuState, IllegalActionError
+from .observation import OBS_HIGH, OBS_LOW, ObservationEncoder
+from .render import render_state
+from .rules import Rules, load_rules
+
+#: What ``step`` may do with an action off the mask (see ``illegal_action``).
+ILLEGAL_ACTION_MODES = ("random", "raise")
+
+
+class BarbuGymEnv(gymnasium.Env):
+    """One learning seat of Barbu against three agents (see the module docstring)."""
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        opponents: str | Agent | Sequence[str | Agent] = "random",
+        seat: int | str = 0,
+        rules: Rules | str | dict | None = None,
+        reward_scale: float = 1.0,
+        skip_forced: bool = False,
+        illegal_action: str = "random",
+        render_mode: str | None = None,
+    ):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, not {render_mode!r}")
+        if seat != "rotate" and (isinstance(seat, bool) or seat not in range(NUM_PLAYERS)):
+            raise ValueError(f"seat must be 0-3 or 'rotate', not {seat!r}")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
+        specs = [opponents] * 3 if isinstance(opponents, str) or not isinstance(opponents, Sequence) else list(opponents)
+        if len(specs) != NUM_PLAYERS - 1:
+            raise ValueError(f"opponents must be one agent spec or three, not {len(specs)}")
+        self.rules = load_rules(rules)
+        self.opponent_specs = specs
+        self.seat_option = seat
+        self.reward_scale = float(reward_scale)
+        self.skip_forced = bool(skip_forced)
+        self.illegal_action = illegal_action
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(OBS_LOW, OBS_HIGH, dtype=np.float32)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        # Checks the specs now (an unknown name or a missing file fails here, not at reset).
+        self._opponents = self._make_opponents(list(range(NUM_PLAYERS - 1)))
+        self._encoder = ObservationEncoder()
+        self._next_seat = 0
+        self.seat = seat if isinstance(seat, int) else 0
+        self.game: BarbuState | None = None
+        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+
+    # ------------------------------------------------------------------ API
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        options = options or {}
+        rng = self.np_random
+        if "seat" in options:
+            self.seat = int(options["seat"])
+            if self.seat not in range(NUM_PLAYERS):
+                raise ValueError(f"options['seat'] must be 0-3, not {options['seat']!r}")
+        elif self.seat_option == "rotate":
+            if seed is not None:
+                self._next_seat = int(rng.integers(NUM_PLAYERS))
+            self.seat = self._next_seat
+            self._next_seat = (self.seat + 1) % NUM_PLAYERS
+        self._opponents = self._make_opponents([int(s) for s in rng.integers(2**31, size=NUM_PLAYERS - 1)])
+        self.game = BarbuState.new_game(
+            self.rules,
+            np.random.default_rng(int(rng.integers(2**63))),
+            first_declarer=options.get("first_declarer"),
+            deals=options.get("deals"),
+        )
+        self._encoder.reset()
+        _, results = self._advance()
+        info = self._info(results)
+        return self._observe(), info
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before step()")
+        if game.is_terminal:
+            raise RuntimeError("the game is over: call reset()")
+        action = int(action)
+        illegal = not (0 <= action < NUM_ACTIONS and self._mask[action])
+        if illegal:
+            legal = np.flatnonzero(self._mask).tolist()
+            if self.illegal_action == "raise":
+                raise IllegalActionError(f"action {action} is not legal for seat {self.seat}: legal actions are {legal}")
+            action = int(self.np_random.choice(legal))
+        result = game.apply_action(action)
+        reward, results = self._advance()
+        if result is not None:
+            results.insert(0, result)
+            reward += result.settled[self.seat]
+        info = self._info(results)
+        if illegal:
+            info["illegal_action"] = True
+        if game.is_terminal:
+            info["scores"] = list(game.scores)
+        return self._observe(), self.reward_scale * reward, game.is_terminal, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as booleans [85] (all false once the game is over)."""
+        return self._mask.astype(bool)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi'")
+            return None
+        return render_state(self.game, viewer=self.seat)
+
+    # ------------------------------------------------------------------ internals
+
+    def _make_opponents(self, seeds: list[int]) -> list[Agent]:
+        return [
+            spec if not isinstance(spec, str) else make_agent(spec, seed=seed, rules=self.rules)
+            for spec, seed in zip(self.opponent_specs, seeds)
+        ]
+
+    def _advance(self) -> tuple[int, list]:
+        """Play the opponents' turns (and, with ``skip_forced``, the learner's forced ones)
+        until the learner has a choice to make or the game ends. Returns the learner's
+        settled scores of the hands that ended on the way, and those hands' results."""
+        game, seat, reward, results = self.game, self.seat, 0, []
+        while not game.is_terminal:
+            actor = game.current_player
+            legal = game.legal_mask()
+            if actor == seat:
+                if not (self.skip_forced and legal & (legal - 1) == 0):
+                    break
+                action = legal.bit_length() - 1
+            else:
+                agent = self._opponents[(actor - seat - 1) % NUM_PLAYERS]
+                obs = {"observation": self._encoder.observe(game, actor), "action_mask": mask_array(legal)}
+                action = agent.act(obs, AGENTS[actor])
+            result = game.apply_action(action)
+            if result is not None:
+                results.append(result)
+                reward += result.settled[seat]
+        self._mask = mask_array(game.legal_mask()) if not game.is_terminal else np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return reward, results
+
+    def _observe(self) -> np.ndarray:
+        return self._encoder.observe(self.game, self.seat)
+
+    def _info(self, results: list) -> dict[str, Any]:
+        info: dict[str, Any] = {"seat": self.seat, "action_mask": self._mask.copy()}
+        if results:
+            info["hand_results"] = [r.to_dict() for r in results]
+        return info
+
+
+_register_with_loaded_gymnasium()  # gymnasium is imported now: Barbu-v0 is registered
+
+__all__ = ["GYM_ENV_ID", "ILLEGAL_ACTION_MODES", "BarbuGymEnv"]

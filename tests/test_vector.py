@@ -1,0 +1,278 @@
+"""The batched engine (barbu_env/vector.py) against the AEC environment: the same deals
+and the same random legal actions give the same masks, observations, seats to act,
+rewards and final scores at every decision, under every rules preset. Then the
+vector API itself: automatic reset and its infos, seeding, deals, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import barbu_env
+from barbu_env.aec import AGENTS
+from barbu_env.engine import NUM_ACTIONS, BarbuState, DealError, IllegalActionError
+from barbu_env.observation import OBS_DIM, ObservationEncoder
+from barbu_env.rules import Rules, preset_names
+from barbu_env.vector import VectorBarbu, rules_params
+
+PRESETS = preset_names()
+#: Random full games per preset in the default suite (4 presets: 512 games in all).
+GAMES_PER_PRESET = 128
+#: Games in the same lockstep batch.
+BATCH = 32
+
+
+def random_deals(rng: np.random.Generator, games: int) -> np.ndarray:
+    """28 random deals per game as card ids, int [games, 28, 4, 13]."""
+    return np.argsort(rng.random((games, 28, 52)), axis=-1).reshape(games, 28, 4, 13)
+
+
+def random_legal(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
+    """A uniformly random legal action per row of ``masks``."""
+    return np.argmax(np.where(masks, rng.random(masks.shape), -1.0), axis=1)
+
+
+def play_both(rules, seed: int, games: int) -> int:
+    """Play ``games`` random games through VectorBarbu (B = ``games``) and one AEC
+    environment per game, asserting equality at every decision; returns the decisions
+    compared."""
+    rng = np.random.default_rng(seed)
+    deals = random_deals(rng, games)
+    first = rng.integers(4, size=games)
+    vec = VectorBarbu(games, rules=rules, seed=seed)
+    obs, masks, seat = vec.reset(deals=deals, first_declarers=first)
+    envs = []
+    for i in range(games):
+        env = barbu_env.env(rules=rules)
+        env.reset(seed=seed + i, options={"deals": deals[i].tolist(), "first_declarer": int(first[i])})
+        envs.append(env)
+    live = np.ones(games, dtype=bool)
+    totals = np.zeros((games, 4))
+    compared = 0
+    while live.any():
+        actions = random_legal(rng, masks)
+        for i in np.flatnonzero(live):
+            env = envs[i]
+            agent = env.agent_selection
+            assert agent == AGENTS[seat[i]], f"game {i}: seat to act"
+            o = env.observe(agent)
+            assert np.array_equal(o["action_mask"].astype(bool), masks[i]), f"game {i}: mask"
+            assert o["observation"].dtype == obs.dtype
+            assert np.array_equal(o["observation"], obs[i]), (
+                f"game {i}: observation differs at {np.flatnonzero(o['observation'] != obs[i])}"
+            )
+            compared += 1
+        step_seat = seat
+        obs, masks, seat, rewards, dones, infos = vec.step(actions)
+        for i in np.flatnonzero(live):
+            env = envs[i]
+            env.step(int(actions[i]))
+            raw = env.unwrapped
+            aec_rewards = [raw.rewards[a] for a in AGENTS]
+            assert rewards[i].tolist() == aec_rewards, f"game {i}: rewards"
+            assert infos["hand_over"][i] == ("hand_result" in raw.infos[AGENTS[step_seat[i]]])
+            totals[i] += rewards[i]
+            assert bool(dones[i]) == raw.game.is_terminal, f"game {i}: done"
+            if dones[i]:
+                assert all(raw.terminations.values())
+                assert infos["final_scores"][i].tolist() == raw.game.scores == totals[i].tolist()
+                assert infos["game_length"][i] == len(raw.game.history)
+                live[i] = False
+    return compared
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("part", range(GAMES_PER_PRESET // BATCH))
+def test_batched_engine_matches_the_aec_environment(preset, part):
+    compared = play_both(preset, seed=1000 * PRESETS.index(preset) + part, games=BATCH)
+    assert compared > BATCH * 1000  # whole 28-hand games
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", PRESETS)
+def test_batched_engine_matches_the_aec_environment_at_length(preset):
+    for part in range(8):
+        play_both(preset, seed=10_000 + 1000 * PRESETS.index(preset) + part, games=128)
+
+
+def test_every_non_default_switch_matches_the_aec_environment():
+    # The presets cover most switches; this covers the rest (other point values too).
+    rules = Rules(
+        barbu_king_first_chance=True, end_no_hearts_early=True, trumps_must_overtrump=False, trumps_must_ruff=False,
+        min_declarer_doubles=0, no_tricks_points=-3, no_hearts_points=-1, no_hearts_ace_points=-9,
+        no_queens_points=-5, barbu_points=-25, trumps_points=4, domino_scores=(40, 25, 10, -10),
+    )
+    play_both(rules, seed=77, games=16)
+
+
+def test_rules_params_cover_every_switch():
+    # Changing any switch changes the kernels' parameters.
+    base = rules_params(Rules())
+    changed = {
+        "rotation": "every_hand", "trumps_must_overtrump": False, "trumps_must_ruff": False,
+        "barbu_king_first_chance": True, "end_no_hearts_early": True, "end_no_queens_early": False,
+        "end_barbu_early": False, "doubling_targets": "declarer_only", "redouble_pass": True,
+        "min_declarer_doubles": 3, "no_tricks_points": -1, "no_hearts_points": -1, "no_hearts_ace_points": -1,
+        "no_queens_points": -1, "barbu_points": -1, "no_last_two_points": (-1, -1), "trumps_points": 1,
+        "domino_scores": (1, 1, 1, 1),
+    }
+    assert set(changed) == set(Rules().to_dict())
+    for name, value in changed.items():
+        assert not np.array_equal(rules_params(Rules(**{name: value})), base), name
+
+
+# ---------------------------------------------------------------------- the vector API
+
+
+def run_until_done(vec: VectorBarbu, rng: np.random.Generator, masks: np.ndarray, slot: int):
+    """Step random legal actions until game ``slot`` ends; returns that step's outputs."""
+    while True:
+        out = vec.step(random_legal(rng, masks))
+        masks = out[1]
+        if out[4][slot]:
+            return out
+
+
+def test_shapes_and_dtypes():
+    vec = VectorBarbu(3, seed=0)
+    obs, masks, seat = vec.reset()
+    assert obs.shape == (3, OBS_DIM) and obs.dtype == np.float32
+    assert masks.shape == (3, NUM_ACTIONS) and masks.dtype == bool
+    assert seat.shape == (3,) and set(seat) <= {0, 1, 2, 3}
+    # Each game starts with its declarer choosing among the seven contracts.
+    assert masks[:, 52:59].all() and masks.sum(axis=1).tolist() == [7, 7, 7]
+    obs, masks, seat, rewards, dones, infos = vec.step(np.full(3, 52))
+    assert rewards.shape == (3, 4) and rewards.dtype == np.float32
+    assert dones.shape == (3,) and dones.dtype == bool
+    assert set(infos) == {"hand_over", "final_scores", "game_length"}
+    assert not dones.any() and not infos["hand_over"].any() and not rewards.any()
+    assert vec.other_hands().shape == (3, 156)
+
+
+def test_auto_reset_starts_a_new_game_and_keeps_the_final_scores():
+    rng = np.random.default_rng(0)
+    vec = VectorBarbu(2, seed=5)
+    _, masks, _ = vec.reset()
+    totals = np.zeros((2, 4))
+    while True:
+        obs, masks, seat, rewards, dones, infos = vec.step(random_legal(rng, masks))
+        totals += rewards
+        if dones[0]:
+            break
+    # The final scores are the sum of the rewards; rewards sum to 0 over a game (default points).
+    assert infos["final_scores"][0].tolist() == totals[0].tolist()
+    assert totals[0].sum() == 0
+    assert infos["hand_over"][0]
+    assert infos["game_length"][0] > 28 * 50
+    # The slot already holds the new game's first decision: a declaration in hand 0.
+    assert vec.hand_numbers()[0] == 0 and vec.scores()[0].tolist() == [0, 0, 0, 0]
+    assert masks[0, 52:59].all() and masks[0].sum() == 7
+    dec = obs[0].reshape(-1)
+    assert dec[728] == 1.0  # phase: declare
+    assert dec[827] == 1.0  # hand number 0
+    assert dec[52:728].sum() == 0 and dec[:52].sum() == 13  # a fresh hand, nothing played
+
+
+def test_auto_reset_observation_is_that_of_a_new_game():
+    # After the reset, game 0's slot plays on as an ordinary game (checked against the
+    # engine replaying its actions with the dealt hands read from the observations).
+    rng = np.random.default_rng(1)
+    vec = VectorBarbu(1, seed=9)
+    _, masks, _ = vec.reset()
+    obs, masks, seat, *_ = run_until_done(vec, rng, masks, 0)
+    hand = obs[0, :52]
+    assert hand.sum() == 13 and seat[0] in range(4)
+
+
+def test_same_seed_same_games_and_another_seed_other_games():
+    def trace(seed, steps=400):
+        vec = VectorBarbu(4, seed=seed)
+        obs, masks, seat = vec.reset()
+        rng = np.random.default_rng(123)
+        out = [obs.tobytes(), masks.tobytes(), seat.tobytes()]
+        for _ in range(steps):
+            obs, masks, seat, rewards, dones, _ = vec.step(random_legal(rng, masks))
+            out += [obs.tobytes(), rewards.tobytes()]
+        return out
+
+    assert trace(3) == trace(3)
+    assert trace(3) != trace(4)
+
+
+def test_reset_with_a_seed_replays_and_without_continues():
+    vec = VectorBarbu(2, seed=11)
+    a = vec.reset()[0]
+    b = vec.reset()[0]  # continues the streams: new deals
+    c = vec.reset(seed=11)[0]  # replays
+    assert np.array_equal(a, c)
+    assert not np.array_equal(a, b)
+
+
+def test_deals_as_text_and_first_declarers():
+    state = BarbuState.new_game(rng=np.random.default_rng(0))
+    deal = [" ".join(barbu_env.card_text(c) for c in range(s * 13, s * 13 + 13)) for s in range(4)]
+    deal = [h.split() for h in deal]  # seat 0 all clubs, 1 diamonds, 2 hearts, 3 spades
+    vec = VectorBarbu(3, seed=0)
+    obs, masks, seat = vec.reset(deals=[[deal], None, [deal, deal]], first_declarers=[2, None, 1])
+    assert seat[0] == 2 and seat[2] == 1
+    # Game 0: the declarer (seat 2) holds the hearts.
+    assert np.flatnonzero(obs[0, :52]).tolist() == list(range(26, 39))
+    assert np.flatnonzero(obs[2, :52]).tolist() == list(range(13, 26))
+    del state
+
+
+def test_bad_deals_and_first_declarers_raise():
+    vec = VectorBarbu(2, seed=0)
+    with pytest.raises(DealError):
+        vec.reset(deals=[[[[0] * 13] * 4], None])
+    with pytest.raises(ValueError):
+        vec.reset(deals=[None])  # one entry per game
+    with pytest.raises(ValueError):
+        vec.reset(first_declarers=[0, 4])
+
+
+def test_illegal_action_raises_and_changes_nothing():
+    vec = VectorBarbu(2, seed=0, copy=True)
+    obs, masks, seat = vec.reset()
+    before = (vec._ints.copy(), vec._cards.copy(), vec._table.copy())
+    with pytest.raises(IllegalActionError, match="game 1"):
+        vec.step(np.array([52, 0]))  # game 0 may declare No Tricks; game 1 may not play a card
+    assert all(np.array_equal(x, y) for x, y in zip(before, (vec._ints, vec._cards, vec._table)))
+    with pytest.raises(IllegalActionError):
+        vec.step(np.array([85, 52]))
+    with pytest.raises(ValueError):
+        vec.step(np.array([52]))  # one action per game
+    vec.step(np.array([52, 52]))
+
+
+def test_step_before_reset_raises():
+    with pytest.raises(RuntimeError):
+        VectorBarbu(1).step(np.array([52]))
+
+
+def test_copy_false_returns_the_buffers():
+    vec = VectorBarbu(2, seed=0, copy=False)
+    obs, masks, _ = vec.reset()
+    obs2, masks2, *_ = vec.step(np.array([52, 52]))
+    assert obs2 is obs and masks2 is masks
+
+
+def test_other_hands_are_the_privileged_rows():
+    rng = np.random.default_rng(2)
+    deals = random_deals(rng, 1)
+    vec = VectorBarbu(1, seed=0)
+    _, masks, seat = vec.reset(deals=deals, first_declarers=[0])
+    env = barbu_env.env()
+    env.reset(options={"deals": deals[0].tolist(), "first_declarer": 0})
+    enc = ObservationEncoder()
+    for _ in range(300):
+        game = env.unwrapped.game
+        obs = enc.observe(game, game.current_player)
+        if hasattr(enc, "privileged"):
+            assert np.array_equal(enc.privileged(obs, game.current_player)[OBS_DIM:], vec.other_hands()[0])
+        hands = [game.hands[(game.current_player + k) % 4] for k in (1, 2, 3)]
+        rows = vec.other_hands()[0].reshape(3, 52)
+        assert [sum(1 << int(c) for c in np.flatnonzero(r)) for r in rows] == hands
+        a = random_legal(rng, masks)
+        env.step(int(a[0]))
+        _, masks, seat, *_ = vec.step(a)
