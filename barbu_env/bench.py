@@ -18,6 +18,11 @@ barbu AEC env()                 one ``env.last()`` + ``env.step(action)`` of the
                                 of finished agents (``action=None``) are not counted
 barbu AEC raw_env               the same loop on ``env.unwrapped`` (no order-enforcing
                                 wrapper)
+barbu batched engine            one game's share of a ``VectorBarbu.step`` of B games in
+                                lockstep (``--batch``, default 256): the step writes the B
+                                observations float32 [B, 924] and masks bool [B, 85]; a
+                                uniformly random legal action per game is drawn in numpy
+                                from the masks (``random_legal_actions``)
 hearts bare                     ``legal_actions()``, a random element, ``apply_action``;
                                 chance nodes (pass direction, the deal) are sampled from
                                 ``chance_outcomes()`` inside the timed region but are not
@@ -31,7 +36,16 @@ naming a trump or Domino rank, each doubling turn, each card or Domino pass). An
 OpenSpiel ``hearts`` game is one deal: up to 12 passed cards plus 52 card plays.
 
 The ratio column divides a Barbu rate by the matching ``hearts`` rate: the engine rows
-by hearts bare, the environment rows by hearts with its observer.
+by hearts bare, the environment rows and the batched engine (which produces
+observations too) by hearts with its observer.
+
+The batched engine runs until ``--seconds`` have passed or ``--games`` games have
+finished; its decisions are all those of its steps (B per step, games still running
+included). Building the environment and its ``reset`` are timed; loading (or, on the
+very first run, compiling) its numba kernels happens before the clock starts.
+
+Times are wall time; ``--cpu-time`` times with the process's CPU time instead, for a
+machine busy with other work (where wall-time figures swing with the other load).
 
 Only ``main`` prints; the functions return ``Measurement`` records.
 """
@@ -58,6 +72,7 @@ ENGINE_MASK = "barbu engine: legal_mask + random bit"
 ENGINE_LIST = "barbu engine: legal_actions() + choice"
 AEC_ENV = "barbu AEC env(): last + step"
 AEC_RAW = "barbu AEC env.unwrapped (raw_env)"
+VECTOR = "barbu batched engine: step + obs + masks"
 HEARTS_BARE = "OpenSpiel hearts: bare"
 HEARTS_OBS = "OpenSpiel hearts: + observer -> numpy"
 
@@ -67,7 +82,21 @@ RATIO_TO = {
     ENGINE_LIST: HEARTS_BARE,
     AEC_ENV: HEARTS_OBS,
     AEC_RAW: HEARTS_OBS,
+    VECTOR: HEARTS_OBS,
 }
+
+#: Games stepped together by the batched-engine subject, unless ``--batch`` says otherwise.
+DEFAULT_BATCH = 256
+
+#: The clock of every measurement: wall time, or this process's CPU time with
+#: ``--cpu-time`` (``use_cpu_time``), for a machine busy with other work.
+clock = time.perf_counter
+
+
+def use_cpu_time(on: bool = True) -> None:
+    """Measure with ``time.process_time`` (this process's CPU time) instead of wall time."""
+    global clock
+    clock = time.process_time if on else time.perf_counter
 
 
 @dataclass
@@ -95,12 +124,12 @@ def measure(play_game: Callable[[], int], seconds: float, games: int | None = No
 
     Returns (games played, decisions, elapsed seconds)."""
     played = decisions = 0
-    start = time.perf_counter()
+    start = clock()
     deadline = start + seconds
     while True:
         decisions += play_game()
         played += 1
-        now = time.perf_counter()
+        now = clock()
         if (played >= games) if games is not None else (now >= deadline):
             return played, decisions, now - start
 
@@ -226,6 +255,60 @@ def _env_note(env) -> str:
         return ""
 
 
+# ---------------------------------------------------------------------- barbu batched engine
+
+
+def random_legal_actions(masks: np.ndarray, rng: np.random.Generator, row_ends: np.ndarray) -> np.ndarray:
+    """A uniformly random legal action per row of ``masks`` (bool [B, 85], no row
+    empty), in numpy: the flat indices of the legal actions, each row's slice of them
+    found by ``searchsorted`` (``row_ends`` = 85, 170, ... 85 * B), one uniform pick per
+    slice.
+
+    >>> m = np.zeros((2, 85), dtype=bool); m[0, [3, 60]] = True; m[1, 84] = True
+    >>> a = random_legal_actions(m, np.random.default_rng(0), np.array([85, 170]))
+    >>> int(a[0]) in (3, 60), int(a[1])
+    (True, 84)
+    """
+    legal = np.flatnonzero(masks)
+    ends = np.searchsorted(legal, row_ends)
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1]
+    pick = starts + (rng.random(len(ends)) * (ends - starts)).astype(np.int64)
+    return legal[pick] - (row_ends - masks.shape[1])
+
+
+def bench_vector(
+    seconds: float, games: int | None = None, rules: Rules | str | None = None, seed: int = 0,
+    batch: int = DEFAULT_BATCH,
+) -> Measurement:
+    """``VectorBarbu``: ``batch`` games in lockstep, observations and masks of every
+    game written at every step (``copy=False``: into the environment's own buffers,
+    which the caller reads), random legal actions drawn in numpy from the masks."""
+    from .vector import VectorBarbu
+
+    warm = VectorBarbu(1, rules=rules, seed=seed)  # loads (or compiles) the kernels, untimed
+    _obs, warm_masks, _seat = warm.reset()
+    warm.step(np.flatnonzero(warm_masks[0])[:1])
+    rng = np.random.default_rng(seed)
+    row_ends = np.arange(1, batch + 1) * 85
+    start = clock()
+    vec = VectorBarbu(batch, rules=rules, seed=seed, copy=False)
+    _obs, masks, _seat = vec.reset()
+    steps = finished = 0
+    deadline = start + seconds
+    while True:
+        _obs, masks, _seat, _rewards, dones, _infos = vec.step(random_legal_actions(masks, rng, row_ends))
+        steps += 1
+        finished += int(np.count_nonzero(dones))
+        if (finished >= games) if games is not None else (clock() >= deadline):
+            break
+    elapsed = clock() - start
+    note = (f"B = {batch} games in lockstep, {steps:,} steps; obs float32[{batch}, 924] and masks "
+            f"bool[{batch}, 85] written every step (copy=False); games = games finished")
+    return Measurement(VECTOR, finished, steps * batch, elapsed, note=note)
+
+
 # ---------------------------------------------------------------------- OpenSpiel hearts
 
 
@@ -347,18 +430,22 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def run(seconds: float, games: int | None, rules: str, seed: int) -> tuple[list[Measurement], dict[str, str]]:
+def run(
+    seconds: float, games: int | None, rules: str, seed: int, batch: int = DEFAULT_BATCH
+) -> tuple[list[Measurement], dict[str, str]]:
     """Every subject in turn. Returns the measurements and, per subject that could not
     run, the reason it was skipped."""
     results: list[Measurement] = []
     skipped: dict[str, str] = {}
     env_error = _import_error(make_aec_env, rules)
     spiel_error = _import_error(lambda: __import__("pyspiel"))
+    vector_error = _import_error(lambda: __import__("barbu_env.vector"))
     subjects = [  # (name, why it cannot run or None, the measurement)
         (ENGINE_MASK, None, lambda: bench_engine_mask(seconds, games, rules, seed)),
         (ENGINE_LIST, None, lambda: bench_engine_legal_actions(seconds, games, rules, seed)),
         (AEC_ENV, env_error, lambda: bench_aec(seconds, games, rules, seed)),
         (AEC_RAW, env_error, lambda: bench_aec_raw(seconds, games, rules, seed)),
+        (VECTOR, vector_error, lambda: bench_vector(seconds, games, rules, seed, batch)),
         (HEARTS_BARE, spiel_error, lambda: bench_hearts_bare(seconds, games, seed)),
         (HEARTS_OBS, spiel_error, lambda: bench_hearts_observer(seconds, games, seed)),
     ]
@@ -403,10 +490,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--games", type=int, default=None, help="play exactly this many games per subject instead")
     p.add_argument("--rules", default="standard", choices=preset_names(), help="Barbu rules preset (default standard)")
     p.add_argument("--seed", type=int, default=0, help="seed of the deals and the random players (default 0)")
+    p.add_argument("--batch", type=int, default=DEFAULT_BATCH, metavar="B",
+                   help=f"games stepped together by the batched engine (default {DEFAULT_BATCH})")
     pin = p.add_mutually_exclusive_group()
     pin.add_argument("--pin-core", type=int, default=None, metavar="CORE",
                      help="pin the process to this core (default: the highest-numbered allowed core)")
     pin.add_argument("--no-pin", action="store_true", help="do not pin the process to a core")
+    p.add_argument("--cpu-time", action="store_true",
+                   help="time with this process's CPU time instead of wall time (for a busy machine)")
     p.add_argument("--json", metavar="PATH", help="also write the figures and machine info to this JSON file")
     return p.parse_args(argv)
 
@@ -415,6 +506,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     pinned = None if args.no_pin else pin_to_core(args.pin_core)
     info = machine_info(pinned)
+    use_cpu_time(args.cpu_time)
 
     print(f"python {info['python']} ({info['implementation']}), numpy {info['numpy']}, "
           f"pettingzoo {info['pettingzoo']}, pyspiel {info['pyspiel']}")
@@ -425,9 +517,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"pinned to core {pinned} (os.sched_setaffinity(0, {{{pinned}}}))")
     budget = f"{args.games} games" if args.games is not None else f"{args.seconds:g} s (whole games)"
     print(f"rules {args.rules}, seed {args.seed}, per subject: {budget}; random legal play")
+    print("clock: this process's CPU time (--cpu-time)" if args.cpu_time else "clock: wall time")
     print()
 
-    results, skipped = run(args.seconds, args.games, args.rules, args.seed)
+    results, skipped = run(args.seconds, args.games, args.rules, args.seed, args.batch)
     print(format_table(results))
     notes = [m for m in results if m.note]
     if notes or skipped:
@@ -443,7 +536,8 @@ def main(argv: list[str] | None = None) -> None:
         ratio = ratios(results)
         doc = {
             "machine": info,
-            "settings": {"seconds": args.seconds, "games": args.games, "rules": args.rules, "seed": args.seed},
+            "settings": {"seconds": args.seconds, "games": args.games, "rules": args.rules, "seed": args.seed,
+                         "batch": args.batch, "clock": "cpu" if args.cpu_time else "wall"},
             "results": [
                 {**asdict(m), "decisions_per_second": m.rate,
                  "ratio": ratio[m.name][0] if m.name in ratio else None,

@@ -114,7 +114,8 @@ class BarbuGymEnv(gymnasium.Env):
             raise ValueError(f"seat must be 0-3 or 'rotate', not {seat!r}")
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
-        specs = [opponents] * 3 if isinstance(opponents, str) or not isinstance(opponents, Sequence) else list(opponents)
+        one = isinstance(opponents, str) or not isinstance(opponents, Sequence)
+        specs = [opponents] * (NUM_PLAYERS - 1) if one else list(opponents)
         if len(specs) != NUM_PLAYERS - 1:
             raise ValueError(f"opponents must be one agent spec or three, not {len(specs)}")
         self.rules = load_rules(rules)
@@ -172,7 +173,7 @@ class BarbuGymEnv(gymnasium.Env):
         if illegal:
             legal = np.flatnonzero(self._mask).tolist()
             if self.illegal_action == "raise":
-                raise IllegalActionError(f"action {action} is not legal for seat {self.seat}: legal actions are {legal}")
+                raise IllegalActionError(f"action {action} is illegal for seat {self.seat}; legal actions: {legal}")
             action = int(self.np_random.choice(legal))
         result = game.apply_action(action)
         reward, results = self._advance()

@@ -7,14 +7,20 @@ observation and mask are exactly, bit for bit, what the AEC environment
 (``barbu_env.env()``) gives the seat to act: ``tests/test_vector.py`` plays games
 through both and compares every decision.
 
-=================  ==========================================================================
-call               returns
-=================  ==========================================================================
-``reset(seed=None, deals=None, first_declarers=None)``
-                   ``obs`` float32 [B, 924], ``masks`` bool [B, 85], ``seat`` int64 [B]
-``step(actions)``  ``obs``, ``masks``, ``seat``, ``rewards`` float32 [B, 4], ``dones`` bool [B],
-                   ``infos`` (dict of arrays, below)
-=================  ==========================================================================
+``reset(seed=None, deals=None, first_declarers=None)`` returns ``(obs, masks, seat)``
+and ``step(actions)`` returns ``(obs, masks, seat, rewards, dones, infos)``:
+
+=============  ================  ==========================================================
+name           type              meaning
+=============  ================  ==========================================================
+``obs``        float32 [B, 924]  observation of the seat to act in each game
+``masks``      bool [B, 85]      its legal actions
+``seat``       int64 [B]         the seat to act (0-3)
+``actions``    int [B]           (``step``'s argument) the action of ``seat[i]`` in game i
+``rewards``    float32 [B, 4]    settled hand scores per seat that arrived with this step
+``dones``      bool [B]          this step ended game i (which is already reset)
+``infos``      dict of arrays    ``hand_over``, ``final_scores``, ``game_length`` (below)
+=============  ================  ==========================================================
 
 * ``obs[i]`` is the observation of ``seat[i]``, the seat to act in game i, and
   ``masks[i]`` its legal actions (``observation.OBS_DIM`` values laid out as
@@ -37,14 +43,20 @@ call               returns
   game that ended, valid where ``dones``; ``"game_length"`` int64 [B], the decisions
   of that game, valid where ``dones``.
 
-Per-seat bookkeeping for a learner: the transition a seat opens at a decision (``obs``,
-action, ``seat``) collects every ``rewards[:, seat]`` until that seat's next decision in
-the same game, or until ``dones`` (its last transition then ends the episode).
+Per-seat bookkeeping for a learner (what ``training/ppo.py`` does with the AEC
+environment): in game i, seat p's transition opens at each of its decisions (``obs[i]``,
+its action, ``seat[i] == p`` before the step) and collects ``rewards[i, p]`` of that
+step and of every later step until p's next decision in game i, whose observation
+closes it (bootstrap), or until ``dones[i]``, which closes all four seats' transitions
+as terminal (no bootstrap); the observation returned with ``dones[i]`` opens the next
+game. Every seat has a transition open when a hand's rewards arrive: all four take a
+doubling turn before any card of a hand is played.
 
 Seeding: the deals and the first declarers come from one splitmix64 stream per game
-slot, seeded from ``numpy.random.SeedSequence(seed)``. ``reset(seed=s)`` with the same
-``s`` and the same B replays the same games; ``reset()`` without a seed continues the
-streams (the first ``reset`` uses the constructor's ``seed``). These deals are not the
+slot, seeded from ``numpy.random.SeedSequence(seed)`` (slot i's games depend only on
+the seed and i, not on B, as long as the actions are the same). ``reset(seed=s)``
+replays the same games; ``reset()`` without a seed continues the streams (the first
+``reset`` uses the constructor's ``seed``). These deals are not the
 AEC environment's for the same seed: to play the same games in both, pass ``deals``
 (and ``first_declarers``) to both. Given deals serve the games started by that
 ``reset`` only; games started by an automatic reset are dealt from the stream.
@@ -54,17 +66,25 @@ Returned arrays: with ``copy=True`` (the default) each call returns fresh arrays
 which saves a copy of ``obs`` per step where the caller copies it into its own
 storage anyway.
 
-Why numba and not numpy (measured on this project's 2-core box, ``nice`` and one
-core, B = 1,024): a numpy lockstep step pays a few microseconds for every array
-operation whatever B, and Barbu's step branches seven ways by phase and seven by
-contract (Domino, the Trumps obligations, doubling, early ends), so every step runs
-every branch masked; gathering the 924-float observations alone with numpy fancy
-indexing (``table[rows, gather[seat]]``) ran about 1.6 M decisions/s before any rule
-was applied. The numba kernels run each game's own branch only, keep the card table
-of every game updated in place (a play touches three floats, a trick's end eight),
-and copy out only the acting seat's 924 floats: see ``python -m barbu_env.bench``.
-The kernels are compiled on first use and cached on disk (``cache=True``), so later
-processes load them in well under a second.
+Why numba and not numpy, by measurement (this project's 2-core Xeon box, one core, CPU
+time, random legal play, B = 256; the box was busy, so compare the ratios): a numpy
+lockstep prototype that did only a fraction of the work (plain follow-suit tricks, the
+14 card rows of the observation by ``unpackbits`` and the mask; no contracts, doubling,
+Domino, scoring or small fields) ran 0.65 M decisions/s (0.74 M at B = 1,024): each
+numpy call costs microseconds whatever B, and Barbu's step branches seven ways by
+phase and again by contract, so a numpy step runs every branch under masks. The numba
+kernels run each game's own branch only and did the whole game, observations
+included, at 1.64 M decisions/s, action choice in numpy included (``barbu_env.bench``'s
+loop; OpenSpiel ``hearts`` with its observer: 0.25 M). Three measured choices inside
+the kernels: every function takes the whole batch and a game index, never a per-game
+view, and the kernels are compiled without numba's reference counting (``_nrt=False``;
+they allocate nothing), since the atomic reference counts of views passed between
+functions took over half of a step; the observation's card rows are written straight
+from the 52-bit card sets through a byte lookup table, two floats per store, rather
+than copied from a per-game float table (which halved the step again); and B = 256 keeps
+a batch's buffers in the core's L2 cache (B = 1,024 is about 20% slower per decision).
+The kernels are compiled on first use (about 10 s) and cached on disk (``cache=True``),
+so later processes load them in well under a second.
 
 The module is engine-pure: numpy and numba, no RL framework.
 """
@@ -148,11 +168,12 @@ class VectorBarbu:
         # The games' state (see _kernels' docstring).
         self._ints = np.zeros((B, K.NUM_INT_FIELDS), dtype=np.int64)
         self._cards = np.zeros((B, K.NUM_CARD_FIELDS), dtype=np.uint64)
-        self._table = np.zeros((B, K.NUM_TABLE_ROWS, 52), dtype=np.float32)
-        self._hblock = np.zeros((B, NUM_PLAYERS, K.HAND_BLOCK_LEN), dtype=np.float32)
+        self._hblock = np.zeros((B, NUM_PLAYERS, 2 * K.HAND_BLOCK_WORDS), dtype=np.float32)
+        self._hblock64 = self._hblock.view(np.uint64)  # the same memory, for copying
         self._preset = np.zeros((B, NUM_HANDS, NUM_PLAYERS), dtype=np.uint64)
         # Outputs, rewritten by every call.
         self._obs = np.zeros((B, OBS_DIM), dtype=np.float32)
+        self._obs64 = self._obs.view(np.uint64)  # the same memory, for the card rows
         self._masks = np.zeros((B, NUM_ACTIONS), dtype=bool)
         self._seat = np.zeros(B, dtype=np.int64)
         self._rewards = np.zeros((B, NUM_PLAYERS), dtype=np.float32)
@@ -180,17 +201,15 @@ class VectorBarbu:
         environment's ``"deals"`` option takes them (four lists of 13 cards, ids or
         text), or an int array [B, H, 4, 13] of card ids. ``first_declarers``: None, one
         seat for every game, or per game a seat or None (None or -1: drawn)."""
-        B = self.num_games
-        if seed is not None or not self._seeded:
-            if seed is None:
-                seed = self._seed
-            states = np.random.SeedSequence(seed).generate_state(B, dtype=np.uint64)
-            self._cards[:, K.K_RNG] = states
-            self._seeded = True
-        n_preset = self._parse_deals(deals)
+        preset, n_preset = self._parse_deals(deals)  # errors before anything changes
         first = self._parse_first(first_declarers)
-        K.reset_games(self._ints, self._cards, self._table, self._hblock, self._preset, n_preset, first, self._rp,
-                      self._obs, self._masks, self._seat)
+        if seed is not None or not self._seeded:
+            seed = self._seed if seed is None else seed
+            self._cards[:, K.K_RNG] = np.random.SeedSequence(seed).generate_state(self.num_games, dtype=np.uint64)
+            self._seeded = True
+        self._preset[:] = preset
+        K.reset_games(self._ints, self._cards, self._hblock, self._hblock64, self._preset, self._rp, n_preset,
+                      first, self._obs, self._obs64, self._masks, self._seat)
         self._has_reset = True
         return self._out(self._obs), self._out(self._masks), self._out(self._seat)
 
@@ -201,14 +220,13 @@ class VectorBarbu:
             raise RuntimeError("call reset() before step()")
         actions = np.asarray(actions)
         if actions.shape != (self.num_games,) or not np.issubdtype(actions.dtype, np.integer):
-            raise ValueError(f"actions must be {self.num_games} ints, got {actions.dtype} array of shape {actions.shape}")
-        actions = actions.astype(np.int64, copy=False)
-        bad = K.first_illegal(self._cards, actions)
-        if bad >= 0:
+            raise ValueError(f"actions must be {self.num_games} ints, not {actions.dtype} of shape {actions.shape}")
+        actions = np.ascontiguousarray(actions, dtype=np.int64)  # one compiled signature
+        bad = K.step_games(self._ints, self._cards, self._hblock, self._hblock64, self._preset, self._rp, actions,
+                           self._obs, self._obs64, self._masks, self._seat, self._rewards, self._dones,
+                           self._hand_over, self._final_scores, self._lengths)
+        if bad >= 0:  # nothing was applied
             raise IllegalActionError(self._illegal_message(bad, int(actions[bad])))
-        K.step_games(self._ints, self._cards, self._table, self._hblock, self._preset, self._rp, actions,
-                     self._obs, self._masks, self._seat, self._rewards, self._dones, self._hand_over,
-                     self._final_scores, self._lengths)
         out = self._out
         infos = {
             "hand_over": out(self._hand_over),
@@ -222,7 +240,7 @@ class VectorBarbu:
         relative seat order 1, 2, 3: float32 [B, 156], what ``ObservationEncoder.
         privileged`` appends to the observation (for a critic, never for acting)."""
         out = np.empty((self.num_games, 3 * 52), dtype=np.float32)
-        K.other_hands(self._ints, self._table, out)
+        K.other_hands(self._ints, self._cards, out.view(np.uint64))
         return out
 
     def scores(self) -> np.ndarray:
@@ -238,12 +256,13 @@ class VectorBarbu:
     def _out(self, a: np.ndarray) -> np.ndarray:
         return a.copy() if self.copy else a
 
-    def _parse_deals(self, deals) -> np.ndarray:
-        """Fill ``_preset`` from ``deals``; returns the number of deals per game."""
+    def _parse_deals(self, deals) -> tuple[np.ndarray, np.ndarray]:
+        """``deals`` as card sets [B, 28, 4] and the number of deals per game."""
         B = self.num_games
+        preset = np.zeros((B, NUM_HANDS, NUM_PLAYERS), dtype=np.uint64)
         n = np.zeros(B, dtype=np.int64)
         if deals is None:
-            return n
+            return preset, n
         if isinstance(deals, np.ndarray) and np.issubdtype(deals.dtype, np.integer):
             if deals.ndim != 4 or deals.shape[0] != B or deals.shape[1] > NUM_HANDS or deals.shape[2:] != (4, 13):
                 raise ValueError(f"a deals array has shape [B={B}, hands<=28, 4, 13], not {deals.shape}")
@@ -256,9 +275,9 @@ class VectorBarbu:
             if isinstance(game_deals, (str, bytes)) or len(game_deals) > NUM_HANDS:
                 raise ValueError(f"game {i}: deals must be a list of at most {NUM_HANDS} deals")
             for h, deal in enumerate(game_deals):
-                self._preset[i, h] = parse_deal(deal)
+                preset[i, h] = parse_deal(deal)
             n[i] = len(game_deals)
-        return n
+        return preset, n
 
     def _parse_first(self, first) -> np.ndarray:
         B = self.num_games

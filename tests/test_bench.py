@@ -3,6 +3,7 @@
 import json
 import random
 
+import numpy as np
 import pytest
 
 from barbu_env import bench
@@ -64,3 +65,37 @@ def test_main_writes_json(tmp_path, capsys):
     assert {bench.ENGINE_MASK, bench.ENGINE_LIST} <= names
     assert all(r["decisions_per_second"] > 0 for r in doc["results"])
     assert "decisions/s" in capsys.readouterr().out
+
+
+def test_vector_bench():
+    pytest.importorskip("numba")
+    m = bench.bench_vector(BUDGET, rules="standard", batch=8)
+    assert m.name == bench.VECTOR and m.decisions > 0 and m.rate > 0
+    assert "B = 8" in m.note
+    m = bench.bench_vector(0.0, games=2, rules="classic", batch=4)
+    assert m.games >= 2 and m.decisions >= 2 * 28 * 5
+
+
+def test_random_legal_actions_are_legal_and_uniform():
+    rng = np.random.default_rng(0)
+    masks = np.zeros((3, 85), dtype=bool)
+    masks[0, [0, 51]] = True
+    masks[1, 84] = True
+    masks[2, 52:59] = True
+    row_ends = np.array([85, 170, 255])
+    picks = np.array([bench.random_legal_actions(masks, rng, row_ends) for _ in range(2100)])
+    assert masks[np.arange(3), picks].all()
+    assert set(picks[:, 0]) == {0, 51} and set(picks[:, 1]) == {84}
+    counts = np.bincount(picks[:, 2], minlength=85)[52:59]
+    assert counts.min() > 200  # ~300 each
+
+
+def test_cpu_time_clock_option(tmp_path):
+    out = tmp_path / "bench.json"
+    try:
+        bench.main(["--games", "1", "--no-pin", "--cpu-time", "--batch", "4", "--json", str(out)])
+        assert bench.clock is __import__("time").process_time
+    finally:
+        bench.use_cpu_time(False)
+    doc = json.loads(out.read_text())
+    assert doc["settings"]["clock"] == "cpu" and doc["settings"]["batch"] == 4

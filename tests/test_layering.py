@@ -1,5 +1,7 @@
-"""The engine is framework-free: importing it (or the package) loads no RL or DL
-framework. Checked in a fresh interpreter, since this test session imports them."""
+"""The engine is framework-free: importing it (or the package, or the batched engine
+``barbu_env.vector``) loads no RL or DL framework, and ``import barbu_env`` does not load
+the batched engine (nor numba). Checked in a fresh interpreter, since this test session
+imports them."""
 
 from __future__ import annotations
 
@@ -38,11 +40,19 @@ def frameworks_in(modules: list[str]) -> list[str]:
         "    s.apply_action(84)\n"
         "except IllegalActionError:\n"
         "    pass",
+        # The batched engine and its numba kernels, stepping a few games.
+        "import numpy as np\n"
+        "from barbu_env.vector import VectorBarbu\n"
+        "v = VectorBarbu(3, rules='rotating', seed=0)\n"
+        "obs, masks, seat = v.reset()\n"
+        "for _ in range(200):\n"
+        "    obs, masks, seat, rewards, dones, infos = v.step(np.argmax(masks, axis=1))",
     ],
 )
 def test_engine_imports_no_rl_framework(statement):
     modules = modules_loaded_by(statement)
     assert "barbu_env.engine" in modules
+    assert ("barbu_env.vector" in modules) == ("VectorBarbu" in statement)
     assert frameworks_in(modules) == []
 
 

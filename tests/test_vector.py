@@ -10,7 +10,8 @@ import pytest
 
 import barbu_env
 from barbu_env.aec import AGENTS
-from barbu_env.engine import NUM_ACTIONS, BarbuState, DealError, IllegalActionError
+from barbu_env.cards import cards_of
+from barbu_env.engine import NUM_ACTIONS, DealError, IllegalActionError
 from barbu_env.observation import OBS_DIM, ObservationEncoder
 from barbu_env.rules import Rules, preset_names
 from barbu_env.vector import VectorBarbu, rules_params
@@ -155,7 +156,7 @@ def test_auto_reset_starts_a_new_game_and_keeps_the_final_scores():
     _, masks, _ = vec.reset()
     totals = np.zeros((2, 4))
     while True:
-        obs, masks, seat, rewards, dones, infos = vec.step(random_legal(rng, masks))
+        obs, masks, _seat, rewards, dones, infos = vec.step(random_legal(rng, masks))
         totals += rewards
         if dones[0]:
             break
@@ -173,15 +174,23 @@ def test_auto_reset_starts_a_new_game_and_keeps_the_final_scores():
     assert dec[52:728].sum() == 0 and dec[:52].sum() == 13  # a fresh hand, nothing played
 
 
-def test_auto_reset_observation_is_that_of_a_new_game():
-    # After the reset, game 0's slot plays on as an ordinary game (checked against the
-    # engine replaying its actions with the dealt hands read from the observations).
+def test_the_game_after_an_auto_reset_plays_as_the_aec_environment():
+    # The new game's first hand is read from the slot (its deal, its declarer) and
+    # replayed through the AEC environment with the same actions.
     rng = np.random.default_rng(1)
     vec = VectorBarbu(1, seed=9)
     _, masks, _ = vec.reset()
     obs, masks, seat, *_ = run_until_done(vec, rng, masks, 0)
-    hand = obs[0, :52]
-    assert hand.sum() == 13 and seat[0] in range(4)
+    deal = [cards_of(int(h)) for h in vec._cards[0, :4]]
+    env = barbu_env.env()
+    env.reset(options={"deals": [deal], "first_declarer": int(seat[0])})
+    while vec.hand_numbers()[0] == 0:
+        o = env.observe(env.agent_selection)
+        assert np.array_equal(o["observation"], obs[0]) and np.array_equal(o["action_mask"].astype(bool), masks[0])
+        action = random_legal(rng, masks)
+        env.step(int(action[0]))
+        obs, masks, seat, rewards, _dones, _ = vec.step(action)
+    assert rewards[0].tolist() == [env.unwrapped.rewards[a] for a in AGENTS]
 
 
 def test_same_seed_same_games_and_another_seed_other_games():
@@ -191,7 +200,7 @@ def test_same_seed_same_games_and_another_seed_other_games():
         rng = np.random.default_rng(123)
         out = [obs.tobytes(), masks.tobytes(), seat.tobytes()]
         for _ in range(steps):
-            obs, masks, seat, rewards, dones, _ = vec.step(random_legal(rng, masks))
+            obs, masks, seat, rewards, _dones, _ = vec.step(random_legal(rng, masks))
             out += [obs.tobytes(), rewards.tobytes()]
         return out
 
@@ -209,35 +218,36 @@ def test_reset_with_a_seed_replays_and_without_continues():
 
 
 def test_deals_as_text_and_first_declarers():
-    state = BarbuState.new_game(rng=np.random.default_rng(0))
-    deal = [" ".join(barbu_env.card_text(c) for c in range(s * 13, s * 13 + 13)) for s in range(4)]
-    deal = [h.split() for h in deal]  # seat 0 all clubs, 1 diamonds, 2 hearts, 3 spades
+    # Seat 0 holds the clubs, 1 the diamonds, 2 the hearts, 3 the spades.
+    deal = [[barbu_env.card_text(c) for c in range(s * 13, s * 13 + 13)] for s in range(4)]
     vec = VectorBarbu(3, seed=0)
-    obs, masks, seat = vec.reset(deals=[[deal], None, [deal, deal]], first_declarers=[2, None, 1])
+    obs, _masks, seat = vec.reset(deals=[[deal], None, [deal, deal]], first_declarers=[2, None, 1])
     assert seat[0] == 2 and seat[2] == 1
     # Game 0: the declarer (seat 2) holds the hearts.
     assert np.flatnonzero(obs[0, :52]).tolist() == list(range(26, 39))
     assert np.flatnonzero(obs[2, :52]).tolist() == list(range(13, 26))
-    del state
 
 
-def test_bad_deals_and_first_declarers_raise():
+def test_bad_deals_and_first_declarers_raise_and_change_nothing():
     vec = VectorBarbu(2, seed=0)
+    vec.reset()
+    before = (vec._ints.copy(), vec._cards.copy(), vec._preset.copy())
     with pytest.raises(DealError):
         vec.reset(deals=[[[[0] * 13] * 4], None])
     with pytest.raises(ValueError):
         vec.reset(deals=[None])  # one entry per game
     with pytest.raises(ValueError):
         vec.reset(first_declarers=[0, 4])
+    assert all(np.array_equal(x, y) for x, y in zip(before, (vec._ints, vec._cards, vec._preset)))
 
 
 def test_illegal_action_raises_and_changes_nothing():
     vec = VectorBarbu(2, seed=0, copy=True)
-    obs, masks, seat = vec.reset()
-    before = (vec._ints.copy(), vec._cards.copy(), vec._table.copy())
+    _obs, _masks, _seat = vec.reset()
+    before = (vec._ints.copy(), vec._cards.copy(), vec._hblock.copy())
     with pytest.raises(IllegalActionError, match="game 1"):
         vec.step(np.array([52, 0]))  # game 0 may declare No Tricks; game 1 may not play a card
-    assert all(np.array_equal(x, y) for x, y in zip(before, (vec._ints, vec._cards, vec._table)))
+    assert all(np.array_equal(x, y) for x, y in zip(before, (vec._ints, vec._cards, vec._hblock)))
     with pytest.raises(IllegalActionError):
         vec.step(np.array([85, 52]))
     with pytest.raises(ValueError):
@@ -261,18 +271,57 @@ def test_other_hands_are_the_privileged_rows():
     rng = np.random.default_rng(2)
     deals = random_deals(rng, 1)
     vec = VectorBarbu(1, seed=0)
-    _, masks, seat = vec.reset(deals=deals, first_declarers=[0])
+    _, masks, _seat = vec.reset(deals=deals, first_declarers=[0])
     env = barbu_env.env()
     env.reset(options={"deals": deals[0].tolist(), "first_declarer": 0})
     enc = ObservationEncoder()
     for _ in range(300):
         game = env.unwrapped.game
         obs = enc.observe(game, game.current_player)
-        if hasattr(enc, "privileged"):
-            assert np.array_equal(enc.privileged(obs, game.current_player)[OBS_DIM:], vec.other_hands()[0])
+        assert np.array_equal(enc.privileged(obs, game.current_player)[OBS_DIM:], vec.other_hands()[0])
         hands = [game.hands[(game.current_player + k) % 4] for k in (1, 2, 3)]
         rows = vec.other_hands()[0].reshape(3, 52)
         assert [sum(1 << int(c) for c in np.flatnonzero(r)) for r in rows] == hands
         a = random_legal(rng, masks)
         env.step(int(a[0]))
-        _, masks, seat, *_ = vec.step(a)
+        _, masks, _seat, *_ = vec.step(a)
+
+
+# ---------------------------------------------------------------------- the Gymnasium view
+
+
+def test_gymnasium_vector_env_wraps_the_batched_engine():
+    gymnasium = pytest.importorskip("gymnasium")
+    from barbu_env.vector_gym import BarbuVectorEnv
+
+    envs = BarbuVectorEnv(3, rules="declarer_only", seed=4)
+    assert isinstance(envs, gymnasium.vector.VectorEnv)
+    assert envs.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
+    obs, info = envs.reset(seed=4)
+    assert obs in envs.observation_space and obs.shape == (3, OBS_DIM)
+    assert info["action_mask"].shape == (3, NUM_ACTIONS)
+    reference = VectorBarbu(3, rules="declarer_only", seed=4)
+    ref_obs, _ref_masks, ref_seat = reference.reset(seed=4)
+    assert np.array_equal(obs, ref_obs) and np.array_equal(info["seat"], ref_seat)
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        actions = random_legal(rng, envs.action_masks())
+        acted = info["seat"]
+        obs, reward, terminated, truncated, info = envs.step(actions)
+        ref = reference.step(actions)
+        assert np.array_equal(obs, ref[0]) and np.array_equal(info["rewards"], ref[3])
+        assert reward.tolist() == info["rewards"][np.arange(3), acted].tolist()
+        assert not truncated.any() and np.array_equal(terminated, info["_final_scores"])
+        assert obs in envs.observation_space
+        if terminated.any():
+            i = int(np.flatnonzero(terminated)[0])
+            assert info["final_scores"][i].sum() == 0  # standard points: a game sums to 0
+            break
+    else:
+        raise AssertionError("no game ended in 3000 steps")
+
+
+def test_a_slot_deals_the_same_games_whatever_the_batch_size():
+    small, large = VectorBarbu(2, seed=21), VectorBarbu(5, seed=21)
+    a, b = small.reset()[0], large.reset()[0]
+    assert np.array_equal(a, b[:2])

@@ -96,9 +96,9 @@ def rllib_module_dir(path: Path, policy_id: str = RLLIB_POLICY_ID) -> Path | Non
     if not path.is_dir():
         return None
     for candidate in (
-        path,
-        path / policy_id,
         path / "learner_group" / "learner" / "rl_module" / policy_id,
+        path / policy_id,
+        path,
     ):
         if (candidate / "class_and_ctor_args.pkl").exists() and (candidate / "module_state.pkl").exists():
             return candidate

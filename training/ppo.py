@@ -22,8 +22,12 @@ teacher's actions (masked cross-entropy) and the value head to predict the disco
 returns; PPO then improves on the teacher by self-play. With ``bc_iterations: 0`` the
 policy learns from scratch.
 
+Privileged critic (optional, ``central_critic``): the value network also reads the other
+three hands (``ObservationEncoder.privileged``); the policy never does.
+
 Run: ``barbu train --config configs/train/quick.yaml`` (any field can be overridden:
-``--seed 3 --total-decisions 2000000``), or ``python -m training.ppo ...``.
+``--seed 3 --total-decisions 2000000``), or ``python -m training.ppo ...``. A fresh run
+replaces the logs and checkpoints of an earlier run of the same name.
 """
 
 from __future__ import annotations
@@ -127,6 +131,11 @@ class Args:
     """The agent imitated during the warm start (a registered name)."""
     bc_epochs: int = 2
     """Passes over each warm-start rollout."""
+    bc_minibatch_size: int = 512
+    """Examples per imitation gradient step (supervised learning wants smaller batches
+    and more steps than PPO: 512 imitates the heuristic far better than 4,096)."""
+    bc_learning_rate: float = 1e-3
+    """Adam learning rate during the warm start, constant (0: PPO's schedule)."""
 
     # --- opponents ---
     opp_self: float = 0.6
@@ -499,6 +508,8 @@ def train(args: Args) -> dict[str, Any]:
 
     run = Path(args.run_dir) / args.exp_name
     ckpt_dir = run / "checkpoints"
+    if not args.resume:  # a fresh run owns its folder: no curves left over from an earlier one
+        shutil.rmtree(run / "tb", ignore_errors=True)
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     (run / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(args), sort_keys=False))
     torch.manual_seed(args.seed)
@@ -564,11 +575,15 @@ def train(args: Args) -> dict[str, Any]:
             if progress() >= 1.0:
                 break
             iteration += 1
-            if args.anneal_lr:
+            imitate = iteration <= args.bc_iterations
+            if imitate and args.bc_learning_rate > 0:
+                optimizer.param_groups[0]["lr"] = args.bc_learning_rate
+            elif args.anneal_lr:
                 optimizer.param_groups[0]["lr"] = (1.0 - progress()) * args.learning_rate
+            else:
+                optimizer.param_groups[0]["lr"] = args.learning_rate
 
             # --- rollouts (the teacher's games during the warm start) ---
-            imitate = iteration <= args.bc_iterations
             t0 = time.time()
             rollouts = workers.collect(iteration, model.state_dict(), pool, args.bc_teacher if imitate else "")
             collect_time = time.time() - t0
@@ -590,8 +605,8 @@ def train(args: Args) -> dict[str, Any]:
             if imitate:
                 for _epoch in range(args.bc_epochs):
                     perm = torch.randperm(n)
-                    for lo in range(0, n, args.minibatch_size):
-                        mb = perm[lo : lo + args.minibatch_size]
+                    for lo in range(0, n, args.bc_minibatch_size):
+                        mb = perm[lo : lo + args.bc_minibatch_size]
                         logits, newvalue = model(b_obs[mb], b_states[mb] if b_states is not None else None)
                         dist = MaskedCategorical(logits, b_masks[mb])
                         bc_loss = -dist.log_prob(b_actions[mb]).mean()

@@ -89,14 +89,14 @@ class WallClockLimit(BaseCallback):
 def make_env(args: Args):
     """The vectorized ``Barbu-v0`` environments the model trains on."""
     specs = [s.strip() for s in args.opponents.split(",")]
-    env_kwargs = dict(
-        opponents=specs[0] if len(specs) == 1 else specs,
-        seat="rotate",
-        rules=args.rules,
-        reward_scale=args.reward_scale,
-        skip_forced=args.skip_forced,
-        illegal_action="raise",
-    )
+    env_kwargs = {
+        "opponents": specs[0] if len(specs) == 1 else specs,
+        "seat": "rotate",
+        "rules": args.rules,
+        "reward_scale": args.reward_scale,
+        "skip_forced": args.skip_forced,
+        "illegal_action": "raise",
+    }
     return make_vec_env(lambda: gymnasium.make("Barbu-v0", **env_kwargs), n_envs=args.num_envs, seed=args.seed)
 
 

@@ -1,0 +1,138 @@
+"""Barbu for RLlib (new API stack): a ``MultiAgentEnv`` and the masked PPO module it needs.
+
+Needs the ``rllib`` extra (``pip install -c constraints.txt -e ".[rllib]"``); nothing
+else in ``barbu_env`` imports this module.
+
+``BarbuMultiAgentEnv(config)`` turns ``barbu_env.env()`` into an RLlib
+``MultiAgentEnv``; ``config`` may give ``rules`` (as for ``barbu_env.env``) and
+``reward_scale`` (default 1).
+
+=================  ==============================================================
+Agents             ``player_0`` ... ``player_3`` (all four act; map them to one policy
+                   or to several)
+Observation        ``{"observations": float32[924], "action_mask": float32[85]}``: the
+                   keys RLlib's action-masking modules read (PettingZoo's
+                   ``"observation"`` renamed, the mask as floats)
+Action             ``Discrete(85)`` (SPEC part B)
+Step               only the agent to act gets an observation, as in the AEC env
+Rewards            each agent's own settled hand scores (times ``reward_scale``): those
+                   of the hands that ended since its previous decision arrive with its
+                   next observation; when the game ends every agent gets its last ones
+                   with a final observation (mask all zero) and ``terminated``
+=================  ==============================================================
+
+RLlib's env checker steps with unmasked random actions, which the game rejects (an
+illegal action raises, as in the AEC environment): build with
+``.environment(BarbuMultiAgentEnv, disable_env_checking=True)``.
+
+``MaskedPPOTorchRLModule`` is RLlib's default PPO module over the ``"observations"``
+vector whose logits are set to the lowest float off ``"action_mask"`` (so illegal
+actions get probability 0 and add nothing to the entropy), as RLlib's
+``ActionMaskingTorchRLModule`` example does on the deprecated ``PPOTorchRLModule``.
+``training/rllib_ppo.py`` trains both; ``training.external_agents.load_rllib_agent``
+plays a saved module in ``barbu eval``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
+from ray.rllib.core.columns import Columns
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+from .aec import AGENTS, env
+from .engine import NUM_ACTIONS
+from .observation import OBS_HIGH, OBS_LOW
+
+#: The observation space of every agent.
+OBSERVATION_SPACE = spaces.Dict(
+    {
+        "observations": spaces.Box(OBS_LOW, OBS_HIGH, dtype=np.float32),
+        "action_mask": spaces.Box(0.0, 1.0, (NUM_ACTIONS,), dtype=np.float32),
+    }
+)
+
+
+class BarbuMultiAgentEnv(MultiAgentEnv):
+    """``barbu_env.env()`` as an RLlib ``MultiAgentEnv`` (see the module docstring)."""
+
+    def __init__(self, config: dict | None = None):
+        super().__init__()
+        config = dict(config or {})
+        self.env = env(rules=config.get("rules"))
+        self.reward_scale = float(config.get("reward_scale", 1.0))
+        self.agents = self.possible_agents = list(AGENTS)
+        self.observation_spaces = {a: OBSERVATION_SPACE for a in AGENTS}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
+        self._pending = dict.fromkeys(AGENTS, 0.0)  # rewards not yet handed to each agent
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        self.env.reset(seed=seed, options=options)
+        self._pending = dict.fromkeys(AGENTS, 0.0)
+        agent = self.env.agent_selection
+        return {agent: self._observe(agent)}, {}
+
+    def step(self, action_dict: dict):
+        aec = self.env
+        aec.step(int(action_dict[aec.agent_selection]))
+        for agent, reward in aec.rewards.items():  # this step's rewards: a hand's settled scores, or 0
+            self._pending[agent] += self.reward_scale * reward
+        if all(aec.terminations.values()):  # the game is over: every seat's last rewards
+            obs = {a: self._observe(a) for a in AGENTS}
+            rewards = dict(self._pending)
+            done = {a: True for a in AGENTS} | {"__all__": True}
+            return obs, rewards, done, {"__all__": False}, {}
+        agent = aec.agent_selection
+        reward, self._pending[agent] = self._pending[agent], 0.0
+        return {agent: self._observe(agent)}, {agent: reward}, {"__all__": False}, {"__all__": False}, {}
+
+    def _observe(self, agent: str) -> dict[str, np.ndarray]:
+        obs = self.env.observe(agent)
+        return {"observations": obs["observation"], "action_mask": obs["action_mask"].astype(np.float32)}
+
+
+class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
+    """RLlib's default PPO module with masked logits (see the module docstring)."""
+
+    def __init__(self, *, observation_space: spaces.Space | None = None, **kwargs):
+        # The networks are built for the observation vector; the module keeps the dict space.
+        self.observation_space_with_mask = observation_space
+        inner = observation_space["observations"] if isinstance(observation_space, spaces.Dict) else observation_space
+        super().__init__(observation_space=inner, **kwargs)
+
+    def setup(self):
+        super().setup()
+        self.observation_space = self.observation_space_with_mask
+
+    def _forward(self, batch: dict, **kwargs) -> dict:
+        mask = self._split_mask(batch)
+        return self._masked(super()._forward(batch, **kwargs), mask)
+
+    def _forward_train(self, batch: dict, **kwargs) -> dict:
+        mask = self._split_mask(batch)
+        return self._masked(super()._forward_train(batch, **kwargs), mask)
+
+    def compute_values(self, batch: dict, embeddings=None):
+        self._split_mask(batch)
+        return super().compute_values(batch, embeddings)
+
+    @staticmethod
+    def _split_mask(batch: dict):
+        """Replace the observation dict by its vector and keep the mask in
+        ``batch["action_mask"]``, in place (the learner's batch goes from the value
+        computation to the training pass); returns the mask."""
+        obs = batch[Columns.OBS]
+        if isinstance(obs, dict):
+            batch["action_mask"] = obs["action_mask"]
+            batch[Columns.OBS] = obs["observations"]
+        return batch["action_mask"]
+
+    @staticmethod
+    def _masked(out: dict, mask) -> dict:
+        out[Columns.ACTION_DIST_INPUTS] = out[Columns.ACTION_DIST_INPUTS].masked_fill(mask <= 0, FLOAT_MIN)
+        return out
+
+
+__all__ = ["OBSERVATION_SPACE", "BarbuMultiAgentEnv", "MaskedPPOTorchRLModule"]

@@ -1,0 +1,203 @@
+"""RLlib PPO (new API stack) on the AEC environment: one masked policy shared by all four seats.
+
+Needs the ``rllib`` extra: ``pip install -c constraints.txt -e ".[rllib]"``.
+
+Environment: ``barbu_env.rllib_env.BarbuMultiAgentEnv``, the AEC environment as an
+RLlib ``MultiAgentEnv``: only the agent to act gets an observation,
+``{"observations", "action_mask"}``, and each seat is credited with its own settled
+hand scores only.
+
+Policy: the four agents map to the one policy ``"shared"``, a
+``barbu_env.rllib_env.MaskedPPOTorchRLModule``: RLlib's default PPO module (MLP
+encoders of ``hidden`` widths for the policy and for the value) with masked logits.
+
+Single machine, no setup::
+
+    python -m training.rllib_ppo --iterations 20 --num-env-runners 2 --out runs/rllib
+
+Ray cluster: ``ray start --head`` on one node, ``ray start --address HEAD_IP:6379`` on
+each other node (each with this project installed in the same way), then the same
+command with ``--address auto`` (or ``--address HEAD_IP:6379``) on the head node.
+
+The algorithm checkpoint is saved to ``out/checkpoint``; its shared policy is an agent
+for ``barbu eval`` (``training.external_agents.load_rllib_agent``)::
+
+    barbu eval --agents runs/rllib/checkpoint,heuristic,heuristic,heuristic --games 200
+
+Every field of ``Args`` is a flag (``--train-batch-size 8000``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+from barbu_env.rllib_env import BarbuMultiAgentEnv, MaskedPPOTorchRLModule
+from training.external_agents import RLLIB_POLICY_ID
+from training.ppo import field_docs
+
+
+@dataclass
+class Args:
+    iterations: int = 20
+    """Training iterations (each samples ``train_batch_size`` env steps, then updates)."""
+    minutes: float = 0.0
+    """Also stop after the iteration that ends past this many minutes (0: no limit)."""
+    address: str = ""
+    """Ray cluster to join (``auto``, or ``HOST:6379``); empty: start Ray on this machine."""
+    num_env_runners: int = 2
+    """Sampling actors (each steps its own games)."""
+    envs_per_env_runner: int = 4
+    """Games each env runner steps together."""
+    train_batch_size: int = 8000
+    """Env steps (decisions, all seats) per iteration."""
+    minibatch_size: int = 1000
+    """Minibatch size of the PPO update."""
+    num_epochs: int = 4
+    """Passes over each batch."""
+    lr: float = 3e-4
+    """Adam learning rate."""
+    gamma: float = 0.995
+    """Discount per decision of the same seat."""
+    lambda_: float = 0.95
+    """GAE lambda."""
+    entropy_coeff: float = 0.01
+    """Entropy bonus weight."""
+    reward_scale: float = 0.01
+    """Factor on the settled hand scores (points) to make rewards."""
+    hidden: str = "256,256"
+    """Hidden layer widths of the policy and value networks."""
+    rules: str = "standard"
+    """Rules preset or YAML path."""
+    seed: int = 0
+    """Seed of the run."""
+    out: str = "runs/rllib"
+    """Folder for ``checkpoint/`` and ``summary.json``."""
+
+
+# ---------------------------------------------------------------------- the algorithm
+
+
+def build_config(args: Args) -> PPOConfig:
+    """PPO with one shared masked policy for the four seats."""
+    hidden = [int(w) for w in args.hidden.split(",")]
+    return (
+        PPOConfig()
+        .environment(
+            BarbuMultiAgentEnv,
+            env_config={"rules": args.rules, "reward_scale": args.reward_scale},
+            # RLlib's env checker steps with unmasked random actions, which the game rejects.
+            disable_env_checking=True,
+        )
+        .multi_agent(
+            policies={RLLIB_POLICY_ID},
+            policy_mapping_fn=lambda agent_id, episode, **kwargs: RLLIB_POLICY_ID,
+        )
+        .rl_module(
+            rl_module_spec=MultiRLModuleSpec(
+                rl_module_specs={
+                    RLLIB_POLICY_ID: RLModuleSpec(
+                        module_class=MaskedPPOTorchRLModule,
+                        model_config={"fcnet_hiddens": hidden, "head_fcnet_hiddens": [], "vf_share_layers": False},
+                    )
+                }
+            )
+        )
+        .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=args.envs_per_env_runner)
+        .training(
+            train_batch_size_per_learner=args.train_batch_size,
+            minibatch_size=args.minibatch_size,
+            num_epochs=args.num_epochs,
+            lr=args.lr,
+            gamma=args.gamma,
+            lambda_=args.lambda_,
+            entropy_coeff=args.entropy_coeff,
+        )
+        .debugging(seed=args.seed)
+    )
+
+
+def train(args: Args) -> dict:
+    """Train for ``iterations`` (or ``minutes``), save ``out/checkpoint``; returns a
+    summary with the throughput (env steps per second over the run, sampling and
+    updates together, as PPO alternates them)."""
+    import ray
+
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    ray.init(address=args.address or None, include_dashboard=False, log_to_driver=False)
+    try:
+        algo = build_config(args).build_algo()
+        start = time.monotonic()
+        history = []
+        for i in range(args.iterations):
+            result = algo.train()
+            history.append(
+                {
+                    "iteration": i + 1,
+                    "env_steps": int(result["num_env_steps_sampled_lifetime"]),
+                    "seconds": round(time.monotonic() - start, 1),
+                    "games": int(result.get("env_runners", {}).get("num_episodes_lifetime", 0)),
+                }
+            )
+            if args.minutes and time.monotonic() - start > 60 * args.minutes:
+                break
+        seconds = time.monotonic() - start
+        checkpoint = Path(args.out).resolve() / "checkpoint"
+        algo.save_to_path(str(checkpoint))
+        algo.stop()
+    finally:
+        ray.shutdown()
+    steps = history[-1]["env_steps"] if history else 0
+    steady = None  # past the first iteration (actor start-up, first compilation)
+    if len(history) > 1:
+        first, last = history[0], history[-1]
+        steady = round((last["env_steps"] - first["env_steps"]) / (last["seconds"] - first["seconds"]), 1)
+    summary = {
+        "checkpoint": str(checkpoint),
+        "env_steps": steps,
+        "minutes": round(seconds / 60, 2),
+        "env_steps_per_second": round(steps / seconds, 1) if seconds else 0.0,
+        "env_steps_per_second_after_first_iteration": steady,
+        "history": history,
+        "args": dataclasses.asdict(args),
+    }
+    (Path(args.out) / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """One ``--field`` per ``Args`` field."""
+    parser = argparse.ArgumentParser(prog="python -m training.rllib_ppo", description=__doc__.split("\n\n")[0])
+    docs = field_docs(Args)
+    for f in dataclasses.fields(Args):
+        kind = {"int": int, "float": float, "str": str}[f.type]
+        parser.add_argument("--" + f.name.rstrip("_").replace("_", "-"), dest=f.name, type=kind, default=f.default,
+                            help=f"{docs.get(f.name, '')} (default {f.default!r})")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = Args(**vars(build_parser().parse_args(argv)))
+    summary = train(args)
+    steady = summary["env_steps_per_second_after_first_iteration"]
+    print(
+        f"RLlib PPO: {summary['env_steps']:,} env steps in {summary['minutes']:.1f} min, sampling and updates: "
+        f"{summary['env_steps_per_second']:,.0f} env steps/s"
+        + (f" ({steady:,.0f} after the first iteration)" if steady else "")
+        + f" with {args.num_env_runners} env runners x {args.envs_per_env_runner} games; "
+        f"checkpoint saved to {summary['checkpoint']}"
+    )
+    print(f"evaluate: barbu eval --agents {summary['checkpoint']},heuristic,heuristic,heuristic --games 200")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
