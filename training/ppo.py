@@ -744,10 +744,18 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     """``--config FILE`` plus one ``--field`` per Args field (overrides the config)."""
     parser = parser or argparse.ArgumentParser(prog="barbu train", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", help="YAML file of Args fields (configs/train/*.yaml)")
-    docs = field_docs(Args)
-    for f in dataclasses.fields(Args):
+    return add_field_flags(parser, Args, defaults=False)
+
+
+def add_field_flags(parser: argparse.ArgumentParser, cls: type, defaults: bool = True) -> argparse.ArgumentParser:
+    """One ``--field`` per field of the dataclass ``cls`` (int, float, str or bool), its
+    docstring as help; without ``defaults`` an absent flag is left out of the namespace
+    (so that a config file can fill it)."""
+    docs = field_docs(cls)
+    for f in dataclasses.fields(cls):
         kind = {"int": int, "float": float, "str": str, "bool": _bool}[f.type]
-        parser.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=kind, default=argparse.SUPPRESS,
+        parser.add_argument("--" + f.name.rstrip("_").replace("_", "-"), dest=f.name, type=kind,
+                            default=f.default if defaults else argparse.SUPPRESS,
                             help=f"{docs.get(f.name, '')} (default {f.default!r})")
     return parser
 

@@ -42,7 +42,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from barbu_env.rllib_env import BarbuMultiAgentEnv, MaskedPPOTorchRLModule
 from training.external_agents import RLLIB_POLICY_ID
-from training.ppo import field_docs
+from training.ppo import add_field_flags
 
 
 @dataclass
@@ -176,12 +176,7 @@ def train(args: Args) -> dict:
 def build_parser() -> argparse.ArgumentParser:
     """One ``--field`` per ``Args`` field."""
     parser = argparse.ArgumentParser(prog="python -m training.rllib_ppo", description=__doc__.split("\n\n")[0])
-    docs = field_docs(Args)
-    for f in dataclasses.fields(Args):
-        kind = {"int": int, "float": float, "str": str}[f.type]
-        parser.add_argument("--" + f.name.rstrip("_").replace("_", "-"), dest=f.name, type=kind, default=f.default,
-                            help=f"{docs.get(f.name, '')} (default {f.default!r})")
-    return parser
+    return add_field_flags(parser, Args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,7 +31,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
 
 import barbu_env.gym_env  # noqa: F401  (registers Barbu-v0)
-from training.ppo import field_docs
+from training.ppo import add_field_flags
 
 
 @dataclass
@@ -138,20 +138,7 @@ def train(args: Args) -> dict:
 def build_parser() -> argparse.ArgumentParser:
     """One ``--field`` per ``Args`` field."""
     parser = argparse.ArgumentParser(prog="python -m training.sb3_maskable_ppo", description=__doc__.split("\n\n")[0])
-    docs = field_docs(Args)
-    for f in dataclasses.fields(Args):
-        kind = {"int": int, "float": float, "str": str, "bool": _bool}[f.type]
-        parser.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=kind, default=f.default,
-                            help=f"{docs.get(f.name, '')} (default {f.default!r})")
-    return parser
-
-
-def _bool(text: str) -> bool:
-    if text.lower() in ("1", "true", "yes", "on"):
-        return True
-    if text.lower() in ("0", "false", "no", "off"):
-        return False
-    raise argparse.ArgumentTypeError(f"expected true or false, not {text!r}")
+    return add_field_flags(parser, Args)
 
 
 def main(argv: list[str] | None = None) -> int:

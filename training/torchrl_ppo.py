@@ -33,7 +33,6 @@ Every field of ``Args`` is a flag (``--frames 2000``).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +50,7 @@ from torchrl.objectives.value.functional import generalized_advantage_estimate
 import barbu_env
 from barbu_env.aec import AGENTS
 from models.policy import BarbuActorCritic, PolicyConfig, save_checkpoint
-from training.ppo import field_docs
+from training.ppo import add_field_flags
 
 GROUP = "players"
 OBS = (GROUP, "observation", "observation")  # the dict observation's vector, nested by TorchRL
@@ -261,12 +260,7 @@ def run(args: Args) -> dict:
 def build_parser() -> argparse.ArgumentParser:
     """One ``--field`` per ``Args`` field."""
     parser = argparse.ArgumentParser(prog="python -m training.torchrl_ppo", description=__doc__.split("\n\n")[0])
-    docs = field_docs(Args)
-    for f in dataclasses.fields(Args):
-        kind = {"int": int, "float": float, "str": str}[f.type]
-        parser.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=kind, default=f.default,
-                            help=f"{docs.get(f.name, '')} (default {f.default!r})")
-    return parser
+    return add_field_flags(parser, Args)
 
 
 def main(argv: list[str] | None = None) -> int:
