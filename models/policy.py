@@ -71,10 +71,18 @@ class MaskedCategorical:
         self.mask = mask.bool()
         self.logits = torch.where(self.mask, logits, torch.finfo(logits.dtype).min)
         self.log_probs_all = torch.log_softmax(self.logits, dim=-1)
-        self.probs = self.log_probs_all.exp()
 
-    def sample(self) -> torch.Tensor:
-        return torch.multinomial(self.probs, 1).squeeze(-1)
+    @property
+    def probs(self) -> torch.Tensor:
+        return self.log_probs_all.exp()
+
+    def sample(self, generator: torch.Generator | None = None) -> torch.Tensor:
+        """One action per row, by the Gumbel-max trick: the argmax of the logits plus
+        Gumbel noise ``-log(-log U)``, ``U`` uniform, is an exact draw from the
+        distribution, several times cheaper than ``torch.multinomial`` on CPU (and
+        ``Tensor.exponential_``, slower still, is avoided)."""
+        u = torch.rand(self.logits.shape, generator=generator)
+        return (self.logits - u.log_().neg_().log_()).argmax(dim=-1)
 
     def mode(self) -> torch.Tensor:
         return self.logits.argmax(dim=-1)
@@ -155,7 +163,7 @@ class BarbuActorCritic(nn.Module):
         dist = self.distribution(torch.as_tensor(obs, dtype=torch.float32), torch.as_tensor(mask))
         if deterministic:
             return dist.mode().numpy()
-        return torch.multinomial(dist.probs, 1, generator=generator).squeeze(-1).numpy()
+        return dist.sample(generator).numpy()
 
 
 # ---------------------------------------------------------------------- checkpoints

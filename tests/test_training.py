@@ -32,6 +32,19 @@ def test_masked_actions_get_probability_zero_and_the_rest_renormalize():
     assert (samples != 0).all()
 
 
+def test_sampling_draws_each_legal_action_with_its_probability():
+    logits = torch.tensor([[0.0, 1.0, 2.0, 0.5, 3.0]])
+    mask = torch.tensor([[True, True, True, False, True]])
+    d = MaskedCategorical(logits.expand(40000, 5), mask.expand(40000, 5))
+    counts = torch.bincount(d.sample(torch.Generator().manual_seed(0)), minlength=5).double()
+    expected = d.probs[0].double() * 40000
+    assert counts[3] == 0
+    chi2 = (((counts - expected) ** 2) / expected.clamp(min=1e-9))[mask[0]].sum().item()
+    assert chi2 < 16.3  # chi-square, 3 degrees of freedom, p = 0.001
+    a = MaskedCategorical(logits, mask).sample(torch.Generator().manual_seed(5))
+    assert torch.equal(a, MaskedCategorical(logits, mask).sample(torch.Generator().manual_seed(5)))
+
+
 def test_entropy_counts_legal_actions_only():
     mask = torch.zeros(3, 85, dtype=torch.bool)
     mask[0, :5] = True
@@ -71,15 +84,19 @@ def test_per_seat_gae_follows_each_seats_own_decisions():
     np.testing.assert_allclose(adv0, [1 + g * 0.0 - 0.5, 0 + g * 2.0 - 1.0, 2 + g * 0.0 - 0.0, 5 - 2.0, -1 - 0.0])
 
 
-@pytest.fixture(scope="module")
-def baseline_rollout():
-    """A rollout where one or two seats learn against random players, gamma = lambda = 1."""
-    args = ppo.Args(games_per_worker=3, opp_self=0.0, opp_pool=0.0, opp_baselines=1.0, baselines="random",
-                    gamma=1.0, gae_lambda=1.0, reward_scale=0.01)
+@pytest.fixture(scope="module", params=["vector", "aec"])
+def baseline_rollout(request):
+    """A rollout of each engine where one or two seats learn against random players, gamma = lambda = 1."""
+    args = ppo.Args(rollout_engine=request.param, games_per_worker=3, num_games=6, opp_self=0.0, opp_pool=0.0,
+                    opp_baselines=1.0, baselines="random", gamma=1.0, gae_lambda=1.0, reward_scale=0.01)
     torch.manual_seed(0)
-    torch.set_num_threads(1)  # batches of one to three: threads only add overhead
+    torch.set_num_threads(1)  # small batches: threads only add overhead
     model = BarbuActorCritic(ppo.model_config(args))
-    rollout = ppo.collect(args, load_rules("standard"), model, {}, np.random.default_rng(0), torch.Generator().manual_seed(0))
+    rules, rng, gen = load_rules("standard"), np.random.default_rng(0), torch.Generator().manual_seed(0)
+    if request.param == "vector":
+        rollout = ppo.VectorCollector(args, rules).collect(model, {}, rng, gen)
+    else:
+        rollout = ppo.collect(args, rules, model, {}, rng, gen)
     return args, rollout
 
 
@@ -96,6 +113,9 @@ def test_each_seat_is_rewarded_with_its_own_scores_only(baseline_rollout):
                 # with gamma = lambda = 1 a seat's first return is its whole game's score
                 first = np.flatnonzero(mine)[0]
                 assert r.returns[first] == pytest.approx(r.final_scores[game, seat] * args.reward_scale, abs=1e-3)
+                # and its last transition ends the game
+                assert r.returns[np.flatnonzero(mine)[-1]] == pytest.approx(r.advantages[np.flatnonzero(mine)[-1]]
+                                                                            + r.values[np.flatnonzero(mine)[-1]])
 
 
 def test_rollout_stores_the_masks_it_sampled_under(baseline_rollout):
@@ -103,6 +123,45 @@ def test_rollout_stores_the_masks_it_sampled_under(baseline_rollout):
     assert r.masks.dtype == bool and r.masks.shape == (len(r.actions), 85)
     assert r.masks[np.arange(len(r.actions)), r.actions].all()
     assert len(r.obs) == len(r.actions) == len(r.logprobs) and r.decisions > len(r.actions)
+    np.testing.assert_array_equal(r.obs[:, :52].sum(1) > 0, True)  # every decision is made holding cards
+
+
+def test_forced_decisions_are_played_without_becoming_transitions(baseline_rollout):
+    args, r = baseline_rollout
+    assert args.skip_forced and (r.masks.sum(1) > 1).all()
+
+
+@pytest.mark.parametrize("skip_forced", [True, False])
+def test_vector_self_play_gives_every_seat_a_chain_from_its_first_decision_to_the_games_end(skip_forced):
+    args = ppo.Args(num_games=3, opp_self=1.0, opp_pool=0.0, opp_baselines=0.0, gamma=1.0, gae_lambda=1.0,
+                    skip_forced=skip_forced)
+    torch.manual_seed(1)
+    model = BarbuActorCritic(ppo.model_config(args))
+    r = ppo.VectorCollector(args, load_rules("standard")).collect(
+        model, {}, np.random.default_rng(2), torch.Generator().manual_seed(2))
+    assert r.learning.all() and set(r.kind_scores) == {"self"}
+    forced = r.masks.sum(1) == 1
+    if skip_forced:  # a quarter or so of all decisions have a single legal action
+        assert not forced.any() and 0.1 < 1 - len(r.actions) / r.decisions < 0.4
+    else:  # every decision of self-play is a transition
+        assert forced.any() and len(r.actions) == r.decisions
+    for g in range(3):
+        for seat in range(4):
+            mine = np.flatnonzero((r.game_ids == g) & (r.seats == seat))
+            assert r.returns[mine[0]] == pytest.approx(r.final_scores[g, seat] * args.reward_scale, abs=1e-3)
+            # the chain's steps add up: return[t] = reward[t] + return[next]
+            rewards = r.returns[mine[:-1]] - r.returns[mine[1:]]
+            assert rewards.sum() + r.returns[mine[-1]] == pytest.approx(r.returns[mine[0]], abs=1e-3)
+
+
+def test_the_vector_collectors_buffers_grow_and_keep_what_they_hold():
+    args = ppo.Args(num_games=2, opp_self=1.0, opp_pool=0.0, opp_baselines=0.0)
+    collector = ppo.VectorCollector(args, load_rules("standard"), capacity=100)  # far less than a game
+    model = BarbuActorCritic(ppo.model_config(args))
+    r = collector.collect(model, {}, np.random.default_rng(3), torch.Generator().manual_seed(3))
+    assert collector.capacity >= len(r.actions) > 100
+    assert r.masks[np.arange(len(r.actions)), r.actions].all()
+    assert set(np.unique(r.game_ids)) == {0, 1}
 
 
 # ---------------------------------------------------------------------- checkpoints and configs
@@ -163,13 +222,16 @@ def test_every_argument_has_a_docstring():
 # ---------------------------------------------------------------------- a tiny run
 
 
-def test_tiny_run_trains_checkpoints_resumes_and_evaluates(tmp_path):
-    common = dict(run_dir=str(tmp_path), exp_name="tiny", num_workers=1, games_per_worker=2, minibatch_size=512,
+@pytest.mark.parametrize("engine", ["vector", "aec"])
+def test_tiny_run_trains_checkpoints_resumes_and_evaluates(tmp_path, engine):
+    common = dict(run_dir=str(tmp_path), exp_name="tiny", rollout_engine=engine, num_workers=1, games_per_worker=2,
+                  num_games=2, minibatch_size=512,
                   update_epochs=1, hidden=32, card_embed=4, eval_every=1, eval_games=4, final_eval_games=4,
                   eval_opponents="random", snapshot_every=1, progress=False, torch_threads=1)
     summary = ppo.train(ppo.Args(total_decisions=5000, **common))
     run = Path(summary["run"])
     assert summary["iterations"] == 2 and summary["decisions"] >= 5000
+    assert summary["timing"]["decisions"] == summary["decisions"] and summary["timing"]["collect_seconds"] > 0
     for name in ("latest.pt", "best.pt"):
         assert (run / "checkpoints" / name).exists()
     assert (run / "learning_curve.png").exists() and (run / "config.yaml").exists()
@@ -192,8 +254,10 @@ def test_tiny_run_trains_checkpoints_resumes_and_evaluates(tmp_path):
     assert json.loads(out.read_text())["entries"][0]["label"].startswith("best")
 
 
-def test_privileged_critic_trains_and_the_policy_never_reads_the_hidden_hands(tmp_path):
-    args = ppo.Args(run_dir=str(tmp_path), exp_name="cc", central_critic=True, num_workers=1, games_per_worker=2,
+@pytest.mark.parametrize("engine", ["vector", "aec"])
+def test_privileged_critic_trains_and_the_policy_never_reads_the_hidden_hands(tmp_path, engine):
+    args = ppo.Args(run_dir=str(tmp_path), exp_name="cc", central_critic=True, rollout_engine=engine, num_workers=1,
+                    num_games=2, games_per_worker=2,
                     minibatch_size=512, update_epochs=1, hidden=32, card_embed=4, eval_every=0, final_eval_games=4,
                     eval_opponents="random", progress=False, torch_threads=1, total_decisions=3000)
     summary = ppo.train(args)

@@ -1,13 +1,21 @@
 """Self-play PPO for Barbu, one shared masked policy for all four seats.
 
-Read top to bottom: the arguments, the rollout workers (many games stepping together,
-batched policy inference, per-seat bookkeeping, GAE), then the training loop (PPO
-update, opponents pool, periodic duplicate evaluation, TensorBoard, checkpoints) and
-the end of the run (final evaluation table, learning curve, best checkpoint).
+Read top to bottom: the arguments, the rollouts (many games stepping together, batched
+policy inference, per-seat bookkeeping, GAE), then the training loop (PPO update,
+opponents pool, periodic duplicate evaluation, TensorBoard, checkpoints) and the end of
+the run (final evaluation table, learning curve, best checkpoint).
+
+Two rollout engines play the same games by the same rules (``rollout_engine``):
+``vector`` (the default), the batched engine ``barbu_env.vector.VectorBarbu`` stepping
+``num_games`` games in lockstep in the learner process, each step one network call for
+every game whose learning seat is to act; and ``aec``, per-game engine states in worker
+processes (``num_workers`` x ``games_per_worker`` games), the slower reference path.
+``python -m training.bench_training`` measures both in one run.
 
 Per-seat bookkeeping: a seat's transition runs from one of its decisions to its next
 decision (or the end of the game); its reward is the sum of its own settled hand
-scores in between, times ``reward_scale``. Advantages are computed by GAE along each
+scores in between, times ``reward_scale``. Forced decisions (a single legal action) are
+played without asking the policy and are not transitions (``skip_forced``). Advantages are computed by GAE along each
 seat's own sequence of decisions (Schulman et al. 2016, eq. 16), never across seats.
 Rollouts are whole games, so no sequence is cut.
 
@@ -42,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numba
 import numpy as np
 import torch
 import yaml
@@ -73,13 +82,25 @@ class Args:
     """Checkpoint to resume from (weights, optimizer, counters, snapshot pool)."""
 
     # --- rollouts ---
+    rollout_engine: str = "vector"
+    """``vector``: the batched engine (``barbu_env.vector.VectorBarbu``) steps
+    ``num_games`` games in lockstep in the learner process, inference on
+    ``torch_threads`` threads; ``aec``: per-game engine states in ``num_workers`` worker
+    processes of ``games_per_worker`` games each (the slower reference path)."""
+    num_games: int = 512
+    """Games the batched engine steps together; each rollout plays them to the end, about
+    1,570 decisions per game."""
     num_workers: int = 2
-    """Rollout processes (one per core)."""
+    """Rollout processes of the ``aec`` engine (one per core); also the evaluation's
+    worker processes."""
     games_per_worker: int = 16
-    """Games each worker steps together (the inference batch); each rollout plays them
-    to the end, about 1,570 decisions per game."""
+    """Games each ``aec`` worker steps together (the inference batch)."""
     torch_threads: int = 2
-    """Threads of the learner process for the update."""
+    """Threads of the learner process (inference with the ``vector`` engine, the update)."""
+    skip_forced: bool = True
+    """A decision with a single legal action is played without asking anyone and is not a
+    transition: the seat's rewards keep flowing to its previous decision (about 23% of
+    decisions are forced: last cards of a suit, doubling turns with no choice)."""
 
     # --- PPO ---
     learning_rate: float = 3e-4
@@ -231,6 +252,13 @@ def per_seat_gae(rewards, values, dones, next_index, gamma: float, lam: float) -
     ...              np.array([1, -1, -1]), gamma=0.5, lam=1.0).tolist()
     [0.5, 1.0, 2.0]
     """
+    return _per_seat_gae(np.asarray(rewards, dtype=np.float64), np.asarray(values, dtype=np.float64),
+                         np.asarray(dones, dtype=np.bool_), np.asarray(next_index, dtype=np.int64),
+                         float(gamma), float(lam))
+
+
+@numba.njit(cache=True)
+def _per_seat_gae(rewards, values, dones, next_index, gamma, lam):  # compiled: a rollout has ~10^5-10^6 transitions
     adv = np.zeros(len(rewards), dtype=np.float64)
     for t in range(len(rewards) - 1, -1, -1):
         if dones[t]:
@@ -296,13 +324,17 @@ def collect(
     while alive:
         # --- gather the decision of every live game, grouped by who decides ---
         groups: dict[Any, list] = {}
+        actions: dict[int, int] = {}
         for gi in alive:
             g = games[gi]
             seat = g.state.current_player
+            legal = g.state.legal_mask()
+            if args.skip_forced and legal & (legal - 1) == 0:  # one legal action: no decision to make
+                actions[gi] = legal.bit_length() - 1
+                continue
             role = g.roles[seat]
             key = None if role is None else (role if role[0] == "pool" else ("agent", gi))
-            groups.setdefault(key, []).append((gi, seat, g.encoder.observe(g.state, seat), mask_array(g.state.legal_mask())))
-        actions: dict[int, int] = {}
+            groups.setdefault(key, []).append((gi, seat, g.encoder.observe(g.state, seat), mask_array(legal)))
         for key, items in groups.items():
             obs = np.stack([it[2] for it in items])
             masks = np.stack([it[3] for it in items]).astype(bool)
@@ -318,7 +350,7 @@ def collect(
                     with torch.no_grad():
                         logits, values = model(torch.from_numpy(obs), states)
                         dist = MaskedCategorical(logits, torch.from_numpy(masks))
-                        acts = torch.multinomial(dist.probs, 1, generator=torch_gen).squeeze(-1)
+                        acts = dist.sample(torch_gen)
                         logps = dist.log_prob(acts)
                 for k, (gi, seat, o, m) in enumerate(items):
                     g = games[gi]
@@ -391,6 +423,175 @@ def collect(
         learner_scores=learner_scores,
         kind_scores=kind_scores,
     )
+
+
+class VectorCollector:
+    """Rollouts on the batched engine: ``num_games`` games in lockstep in this process.
+
+    Each step asks every live game's seat to act at once, grouped by who plays it: the
+    learning policy (one batched forward pass, on ``torch_threads`` threads), each pool
+    snapshot, each baseline agent (its ``act_batch``); forced decisions (``skip_forced``)
+    and games already over take their first legal action without asking anyone. The
+    learning seats' transitions go straight into buffers kept from one rollout to the
+    next; the bookkeeping is the per-game path's (``collect``), over arrays."""
+
+    def __init__(self, args: Args, rules, capacity: int = 0):
+        """``capacity``: transitions the buffers hold before they grow (default: about
+        ``num_games`` whole games of four learning seats)."""
+        from barbu_env.agents import make_agent
+        from barbu_env.vector import VectorBarbu
+
+        self.args = args
+        self.rules = rules
+        self.env = VectorBarbu(args.num_games, rules, seed=args.seed, copy=False)
+        self.baselines = [make_agent(b, seed=args.seed + i, rules=rules)
+                          for i, b in enumerate(b for b in args.baselines.split(",") if b)]
+        self.pool_models: dict[int, BarbuActorCritic] = {}
+        self.capacity = 0
+        self._grow(capacity or args.num_games * 1400)  # about 1,210 unforced decisions per game
+
+    def _grow(self, capacity: int) -> None:
+        """Allocate larger transition buffers, keeping what they hold."""
+        old = dict(self.buf) if self.capacity else {}
+        kinds = {"obs": (np.float32, (OBS_DIM,)), "masks": (bool, (85,)), "actions": (np.int64, ()),
+                 "logprobs": (np.float32, ()), "values": (np.float32, ()), "rewards": (np.float64, ()),
+                 "dones": (bool, ()), "next_index": (np.int64, ()), "game_ids": (np.int32, ()), "seats": (np.int8, ())}
+        if self.args.central_critic:
+            kinds["states"] = (np.float32, (PRIVILEGED_DIM,))
+        self.buf = {k: np.empty((capacity, *shape), dtype=dt) for k, (dt, shape) in kinds.items()}
+        for k, a in old.items():
+            self.buf[k][: self.capacity] = a
+        self.capacity = capacity
+
+    def _pool_model(self, sid: int, state_dict: dict) -> BarbuActorCritic:
+        if sid not in self.pool_models:
+            self.pool_models[sid] = BarbuActorCritic(model_config(self.args))
+            self.pool_models[sid].load_state_dict(state_dict)
+            self.pool_models[sid].eval()
+        return self.pool_models[sid]
+
+    def collect(self, model, pool: dict, rng: np.random.Generator, torch_gen: torch.Generator,
+                teacher: str = "") -> Rollout:
+        """Play ``num_games`` whole games; the same contract as ``collect``."""
+        from barbu_env.agents import act_batch, make_agent
+
+        args, env, B = self.args, self.env, self.args.num_games
+        for sid in [s for s in self.pool_models if s not in pool]:
+            del self.pool_models[sid]
+        # --- who plays each seat of each game ---
+        weights = np.array([args.opp_self, args.opp_pool if pool else 0.0, args.opp_baselines if self.baselines else 0.0])
+        if teacher:
+            weights = np.array([1.0, 0.0, 0.0])
+            teacher_agent = make_agent(teacher, seed=int(rng.integers(2**31)), rules=self.rules)
+        kinds = rng.choice(3, size=B, p=weights / weights.sum())
+        learning = np.ones((B, NUM_PLAYERS), dtype=bool)
+        snapshot = np.full(B, -1, dtype=np.int64)  # the pool snapshot of a "pool" game
+        agent_of = np.full((B, NUM_PLAYERS), -1, dtype=np.int64)  # the baseline of an "agent" seat
+        pool_ids = list(pool)
+        for i in np.flatnonzero(kinds):
+            learners = rng.choice(NUM_PLAYERS, int(rng.integers(1, 3)), replace=False)
+            learning[i] = False
+            learning[i, learners] = True
+            if kinds[i] == 1:
+                snapshot[i] = pool_ids[int(rng.integers(len(pool_ids)))]
+            else:
+                agent_of[i, ~learning[i]] = rng.integers(len(self.baselines), size=NUM_PLAYERS - len(learners))
+
+        # --- play every game to its end ---
+        buf = self.buf
+        obs, masks, seat = env.reset(seed=int(rng.integers(2**63)))
+        rows = np.arange(B)
+        live = np.ones(B, dtype=bool)
+        open_t = np.full((B, NUM_PLAYERS), -1, dtype=np.int64)  # each learning seat's open transition
+        pending = np.zeros((B, NUM_PLAYERS), dtype=np.float64)  # reward collected since it opened
+        final_scores = np.zeros((B, NUM_PLAYERS), dtype=np.int64)
+        T = decisions = 0
+        while live.any():
+            actions = masks.argmax(1)  # the first legal action: forced decisions and finished games
+            asks = live & (masks.sum(1) > 1) if args.skip_forced else live.copy()
+            mine = learning[rows, seat]
+            # --- the learning policy (or the teacher it imitates) ---
+            idx = np.flatnonzero(asks & mine)
+            if len(idx):
+                n = len(idx)
+                if T + n > self.capacity:
+                    self._grow(int(self.capacity * 1.5) + n)
+                    buf = self.buf
+                o, m = buf["obs"][T : T + n], buf["masks"][T : T + n]
+                np.take(obs, idx, axis=0, out=o)
+                np.take(masks, idx, axis=0, out=m)
+                if teacher:
+                    a = act_batch(teacher_agent, o, m.view(np.int8))
+                    buf["logprobs"][T : T + n] = 0.0
+                    buf["values"][T : T + n] = 0.0
+                else:
+                    states = None
+                    if args.central_critic:
+                        st = buf["states"][T : T + n]
+                        st[:, :OBS_DIM] = o
+                        st[:, OBS_DIM:] = env.other_hands()[idx]
+                        states = torch.from_numpy(st)
+                    with torch.no_grad():
+                        logits, values = model(torch.from_numpy(o), states)
+                        dist = MaskedCategorical(logits, torch.from_numpy(m))
+                        a_t = dist.sample(torch_gen)
+                        buf["logprobs"][T : T + n] = dist.log_prob(a_t).numpy()
+                        buf["values"][T : T + n] = values.numpy()
+                    a = a_t.numpy()
+                actions[idx] = a
+                s_idx = seat[idx]
+                t_new = np.arange(T, T + n)
+                prev = open_t[idx, s_idx]
+                had = prev >= 0  # close this seat's previous transition
+                buf["rewards"][prev[had]] = pending[idx[had], s_idx[had]]
+                buf["next_index"][prev[had]] = t_new[had]
+                open_t[idx, s_idx] = t_new
+                pending[idx, s_idx] = 0.0
+                buf["actions"][T : T + n] = a
+                buf["rewards"][T : T + n] = 0.0
+                buf["dones"][T : T + n] = False
+                buf["next_index"][T : T + n] = -1
+                buf["game_ids"][T : T + n] = idx
+                buf["seats"][T : T + n] = s_idx
+                T += n
+            # --- opponents: pool snapshots, then baseline agents ---
+            theirs = asks & ~mine
+            if theirs.any():
+                for sid in np.unique(snapshot[theirs & (snapshot >= 0)]):
+                    j = np.flatnonzero(theirs & (snapshot == sid))
+                    actions[j] = self._pool_model(int(sid), pool[int(sid)]).act(obs[j], masks[j], generator=torch_gen)
+                seat_agent = agent_of[rows, seat]
+                for k in np.unique(seat_agent[theirs & (seat_agent >= 0)]):
+                    j = np.flatnonzero(theirs & (seat_agent == k))
+                    actions[j] = act_batch(self.baselines[int(k)], obs[j], masks[j].astype(np.int8))
+            # --- one step of every game; hand scores go to each learning seat's open transition ---
+            decisions += int(live.sum())
+            obs, masks, seat, rewards, dones, infos = env.step(actions)
+            pending += rewards * args.reward_scale
+            ended = np.flatnonzero(dones & live)
+            if len(ended):
+                final_scores[ended] = infos["final_scores"][ended]
+                for i in ended:
+                    for p in np.flatnonzero(open_t[i] >= 0):
+                        buf["rewards"][open_t[i, p]] = pending[i, p]
+                        buf["dones"][open_t[i, p]] = True
+                live[ended] = False
+
+        # --- advantages along each seat's own decisions ---
+        values = buf["values"][:T]
+        lam = 1.0 if teacher else args.gae_lambda  # a teacher's values are 0: lambda 1 gives Monte Carlo returns
+        adv = per_seat_gae(buf["rewards"][:T], values, buf["dones"][:T], buf["next_index"][:T], args.gamma, lam)
+        kind_names = np.array(["self", "pool", "agent"])
+        learner_scores = final_scores[learning].astype(float).tolist()
+        kind_scores = {str(k): final_scores[learning & (kind_names[kinds] == k)[:, None]].astype(float).tolist()
+                       for k in kind_names[np.unique(kinds)]}
+        return Rollout(
+            obs=buf["obs"][:T], states=buf["states"][:T] if args.central_critic else None, masks=buf["masks"][:T],
+            actions=buf["actions"][:T], logprobs=buf["logprobs"][:T], values=values,
+            advantages=adv.astype(np.float32), returns=(adv + values).astype(np.float32),
+            game_ids=buf["game_ids"][:T], seats=buf["seats"][:T], final_scores=final_scores, learning=learning,
+            decisions=decisions, learner_scores=learner_scores, kind_scores=kind_scores,
+        )
 
 
 def worker_main(conn, args_dict: dict, worker_id: int) -> None:
@@ -559,8 +760,20 @@ def train(args: Args) -> dict[str, Any]:
             shutil.copyfile(path, ckpt_dir / "best.pt")
         return found
 
-    workers = WorkerPool(args)
+    if args.rollout_engine not in ("vector", "aec"):
+        raise ValueError(f"rollout_engine is 'vector' or 'aec', not {args.rollout_engine!r}")
+    workers = WorkerPool(args) if args.rollout_engine == "aec" else None
+    collector = VectorCollector(args, load_rules(args.rules)) if workers is None else None
+
+    def collect_rollouts(iteration: int, teacher: str) -> list[Rollout]:
+        if workers is not None:
+            return workers.collect(iteration, model.state_dict(), pool, teacher)
+        seed = [args.seed, iteration]
+        gen = torch.Generator().manual_seed(int(np.random.SeedSequence(seed).generate_state(1)[0]))
+        return [collector.collect(model, pool, np.random.default_rng(seed), gen, teacher)]
+
     start = time.time()
+    timing = {"decisions": 0, "collect_seconds": 0.0, "update_seconds": 0.0}  # this process's rollouts and updates
 
     def progress() -> float:
         """Share of the run done: by decisions, or by time when there is a time budget."""
@@ -585,18 +798,18 @@ def train(args: Args) -> dict[str, Any]:
 
             # --- rollouts (the teacher's games during the warm start) ---
             t0 = time.time()
-            rollouts = workers.collect(iteration, model.state_dict(), pool, args.bc_teacher if imitate else "")
+            rollouts = collect_rollouts(iteration, args.bc_teacher if imitate else "")
             collect_time = time.time() - t0
             step_decisions = sum(r.decisions for r in rollouts)
             decisions += step_decisions
-            b_obs = torch.from_numpy(np.concatenate([r.obs for r in rollouts]))
-            b_states = torch.from_numpy(np.concatenate([r.states for r in rollouts])) if args.central_critic else None
-            b_masks = torch.from_numpy(np.concatenate([r.masks for r in rollouts]))
-            b_actions = torch.from_numpy(np.concatenate([r.actions for r in rollouts]))
-            b_logprobs = torch.from_numpy(np.concatenate([r.logprobs for r in rollouts]))
-            b_values = torch.from_numpy(np.concatenate([r.values for r in rollouts]))
-            b_advantages = torch.from_numpy(np.concatenate([r.advantages for r in rollouts]))
-            b_returns = torch.from_numpy(np.concatenate([r.returns for r in rollouts]))
+
+            def batch(field: str) -> torch.Tensor:  # one rollout's arrays are used in place
+                arrays = [getattr(r, field) for r in rollouts]
+                return torch.from_numpy(arrays[0] if len(arrays) == 1 else np.concatenate(arrays))
+            b_obs, b_masks, b_actions = batch("obs"), batch("masks"), batch("actions")
+            b_states = batch("states") if args.central_critic else None
+            b_logprobs, b_values = batch("logprobs"), batch("values")
+            b_advantages, b_returns = batch("advantages"), batch("returns")
 
             t1 = time.time()
             model.train()
@@ -665,6 +878,9 @@ def train(args: Args) -> dict[str, Any]:
 
             # --- logging ---
             sps = step_decisions / (collect_time + update_time)
+            timing["decisions"] += step_decisions
+            timing["collect_seconds"] += collect_time
+            timing["update_seconds"] += update_time
             scores = [s for r in rollouts for s in r.learner_scores]
             writer.add_scalar("charts/SPS", sps, decisions)
             writer.add_scalar("charts/collect_SPS", step_decisions / collect_time, decisions)
@@ -695,7 +911,8 @@ def train(args: Args) -> dict[str, Any]:
             bar.set_postfix_str(f"it {iteration} {phase} SPS {sps:,.0f} eval {last_eval or '-'}")
     finally:
         bar.close()
-        workers.close()
+        if workers is not None:
+            workers.close()
 
     # --- the end: final evaluation of the best checkpoint, learning curve ---
     if args.eval_every:  # a last point on the learning curve
@@ -715,6 +932,7 @@ def train(args: Args) -> dict[str, Any]:
         "decisions": decisions,
         "iterations": iteration,
         "minutes": (time.time() - start) / 60,
+        "timing": timing,
         "final": {k: {"mean": v["mean"], "ci": v["ci"]} for k, v in final.items()},
         "history": history,
     }

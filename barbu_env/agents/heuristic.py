@@ -41,10 +41,18 @@ Domino             plays the card that opens the way to its own cards (furthest 
 
 Cards played so far (public) tell which higher and lower cards are still out; the
 numbers of cards each player holds size the chances. Deterministic: no randomness is
-used (the seed is only kept). ``rules`` gives the point values (default: standard).
+used (the seed is only kept), and nothing is kept between decisions. ``rules`` gives the
+point values (default: standard).
+
+``act`` is the readable reference. ``act_batch(observations, masks)`` picks exactly the
+same actions for a whole batch in one call into numba kernels
+(``_heuristic_kernels``, a rule-for-rule transcription, loaded on first use);
+``tests/test_heuristic_batch.py`` compares the two on every decision of many games.
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
@@ -175,8 +183,34 @@ class HeuristicAgent:
         self.queen_pts = -r.no_queens_points
         self.king_pts = -r.barbu_points
         self.last_two_pts = (-r.no_last_two_points[0], -r.no_last_two_points[1])
+        self._kernel_args: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # built by the first act_batch
 
-    # ------------------------------------------------------------------ entry point
+    # ------------------------------------------------------------------ entry points
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``act`` for every row of ``observations`` float [N, OBS_DIM] with legal actions
+        ``masks`` [N, 85] (bool or ints, nonzero: legal), as int64 [N]: the same actions,
+        computed by the numba kernels of ``_heuristic_kernels``."""
+        from . import _heuristic_kernels as HK
+
+        obs = np.asarray(observations)
+        if obs.dtype != np.float64:
+            obs = obs.astype(np.float32, copy=False)  # act reads float32 (and float64) values as they are
+        obs = np.ascontiguousarray(obs)
+        m = np.asarray(masks)
+        # act reads the mask as uint8 (np.asarray(mask, dtype=np.uint8)), nonzero: legal.
+        m = np.ascontiguousarray(m.view(np.uint8) if m.dtype in (np.bool_, np.int8) else m.astype(np.uint8))
+        if obs.ndim != 2 or obs.shape[1] != HK.OBS_DIM or m.shape != (obs.shape[0], HK.NUM_ACTIONS):
+            raise ValueError(
+                f"act_batch takes observations [N, {HK.OBS_DIM}] and masks [N, {HK.NUM_ACTIONS}], "
+                f"not {obs.shape} and {m.shape}"
+            )
+        actions = np.empty(obs.shape[0], dtype=np.int64)
+        if self._kernel_args is None:
+            self._kernel_args = _kernel_params(self)
+        ip, fp, weights = self._kernel_args
+        HK.heuristic_actions(obs, m, ip, fp, weights, np.empty(NUM_FEATURES), actions)
+        return actions
 
     def act(self, observation: dict[str, np.ndarray], agent: str | None = None) -> int:
         obs = observation["observation"]
@@ -838,6 +872,47 @@ _TOTAL = (
     lambda a: 13 * a.rules.trumps_points,
     lambda a: sum(a.rules.domino_scores),
 )
+
+
+def _kernel_params(agent: HeuristicAgent) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What ``_heuristic_kernels`` needs of the agent and of this module: the point values
+    (int64, indices ``P_*``), the tunables and declaring constants (float64, ``T_*``) and
+    the two models' weights (float64 [2, 7, NUM_FEATURES])."""
+    from . import _heuristic_kernels as HK
+
+    if HK.NUM_FEATURES != NUM_FEATURES:
+        raise RuntimeError(f"_heuristic_kernels computes {HK.NUM_FEATURES} features, _features {NUM_FEATURES}")
+    ip = np.zeros(HK.NUM_INT_PARAMS, dtype=np.int64)
+    ip[HK.P_TRICK] = agent.trick_pts
+    ip[HK.P_HEART] = agent.heart_pts
+    ip[HK.P_ACE_HEART] = agent.ace_heart_pts
+    ip[HK.P_QUEEN] = agent.queen_pts
+    ip[HK.P_KING] = agent.king_pts
+    ip[HK.P_LAST_TWO : HK.P_LAST_TWO + 2] = agent.last_two_pts
+    ip[HK.P_TOTAL : HK.P_TOTAL + 7] = [total(agent) for total in _TOTAL]
+    ip[HK.P_SHED_UNTIL] = NL2_SHED_UNTIL
+    # Python 3.12's sum() adds floats with Neumaier's compensation; _dot sums with it.
+    ip[HK.P_COMPENSATED_SUM] = sys.version_info >= (3, 12)
+    fp = np.zeros(HK.NUM_FLOAT_PARAMS, dtype=np.float64)
+    fp[HK.T_DUMP_WILL] = DUMP_WILL
+    fp[HK.T_FUTURE_WEIGHT] = FUTURE_WEIGHT
+    fp[HK.T_GIVE] = GIVE
+    fp[HK.T_QUEEN_FALL] = QUEEN_FALL
+    fp[HK.T_KING_FALL] = KING_FALL
+    fp[HK.T_FOLLOW_FALL] = FOLLOW_FALL
+    fp[HK.T_FUTURE_DUMP : HK.T_FUTURE_DUMP + 4] = FUTURE_DUMP
+    fp[HK.T_PROTECT : HK.T_PROTECT + 5] = PROTECT
+    fp[HK.T_LEAD_LENGTH] = LEAD_LENGTH
+    fp[HK.T_RANK_BONUS] = DOMINO_RANK_BONUS
+    fp[HK.T_DOM_FAR] = DOM_FAR
+    fp[HK.T_DOM_COUNT] = DOM_COUNT
+    fp[HK.T_OPTION_VALUE] = OPTION_VALUE
+    fp[HK.T_DOUBLE_MARGIN] = DOUBLE_MARGIN
+    fp[HK.T_REDOUBLE_MARGIN] = REDOUBLE_MARGIN
+    fp[HK.T_AVERAGE : HK.T_AVERAGE + 7] = _AVERAGE
+    fp[HK.T_SPREAD : HK.T_SPREAD + 7] = _SPREAD
+    fp[HK.T_EXPECTED_MAX : HK.T_EXPECTED_MAX + 7] = _EXPECTED_MAX
+    return ip, fp, np.array((_WEIGHTS, _WEIGHTS_VS_DECLARER), dtype=np.float64)
 
 
 @register("heuristic")
