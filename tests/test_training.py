@@ -113,9 +113,8 @@ def test_each_seat_is_rewarded_with_its_own_scores_only(baseline_rollout):
                 # with gamma = lambda = 1 a seat's first return is its whole game's score
                 first = np.flatnonzero(mine)[0]
                 assert r.returns[first] == pytest.approx(r.final_scores[game, seat] * args.reward_scale, abs=1e-3)
-                # and its last transition ends the game
-                assert r.returns[np.flatnonzero(mine)[-1]] == pytest.approx(r.advantages[np.flatnonzero(mine)[-1]]
-                                                                            + r.values[np.flatnonzero(mine)[-1]])
+                # and only its last transition ends the game
+                assert r.dones[mine].tolist() == [False] * (mine.sum() - 1) + [True]
 
 
 def test_rollout_stores_the_masks_it_sampled_under(baseline_rollout):
@@ -149,9 +148,10 @@ def test_vector_self_play_gives_every_seat_a_chain_from_its_first_decision_to_th
         for seat in range(4):
             mine = np.flatnonzero((r.game_ids == g) & (r.seats == seat))
             assert r.returns[mine[0]] == pytest.approx(r.final_scores[g, seat] * args.reward_scale, abs=1e-3)
-            # the chain's steps add up: return[t] = reward[t] + return[next]
-            rewards = r.returns[mine[:-1]] - r.returns[mine[1:]]
-            assert rewards.sum() + r.returns[mine[-1]] == pytest.approx(r.returns[mine[0]], abs=1e-3)
+            # its rewards are its 28 settled hand scores, each on the decision before the hand ended
+            assert r.rewards[mine].sum() == pytest.approx(r.final_scores[g, seat] * args.reward_scale, abs=1e-6)
+            assert np.count_nonzero(r.rewards[mine]) <= 28
+            assert r.dones[mine].tolist() == [False] * (len(mine) - 1) + [True]
 
 
 def test_the_vector_collectors_buffers_grow_and_keep_what_they_hold():

@@ -222,9 +222,12 @@ def model_config(args: Args) -> PolicyConfig:
 # ---------------------------------------------------------------------- rollouts (workers)
 
 
+GAME_KINDS = ("self", "pool", "agent")  # self-play, against a pool snapshot, against baselines
+
+
 @dataclass
 class Rollout:
-    """One worker's transitions (learning seats only) and its games' summary."""
+    """One rollout's transitions (learning seats only) and its games' summary."""
 
     obs: np.ndarray  # [T, OBS_DIM] float32
     states: np.ndarray | None  # [T, PRIVILEGED_DIM] float32 with a privileged critic
@@ -234,13 +237,25 @@ class Rollout:
     values: np.ndarray  # [T] float32
     advantages: np.ndarray  # [T] float32
     returns: np.ndarray  # [T] float32
+    rewards: np.ndarray  # [T] float64: the seat's scores settled until its next decision, times reward_scale
+    dones: np.ndarray  # [T] bool: the game ended before the seat's next decision
     game_ids: np.ndarray  # [T] int32: which game of the rollout
     seats: np.ndarray  # [T] int8: which seat decided
     final_scores: np.ndarray  # [games, 4] every game's final scores
     learning: np.ndarray  # [games, 4] bool: the seats the policy played
+    kinds: np.ndarray  # [games] index into GAME_KINDS
     decisions: int  # every decision played, opponents' too
-    learner_scores: list[float]  # final score of each learning seat
-    kind_scores: dict[str, list[float]]  # learner scores by game kind
+
+    @property
+    def learner_scores(self) -> list[float]:
+        """The final score of each learning seat."""
+        return self.final_scores[self.learning].astype(float).tolist()
+
+    @property
+    def kind_scores(self) -> dict[str, list[float]]:
+        """The learning seats' final scores by game kind (present kinds only)."""
+        return {name: self.final_scores[self.learning & (self.kinds == k)[:, None]].astype(float).tolist()
+                for k, name in enumerate(GAME_KINDS) if (self.kinds == k).any()}
 
 
 def per_seat_gae(rewards, values, dones, next_index, gamma: float, lam: float) -> np.ndarray:
@@ -269,14 +284,39 @@ def _per_seat_gae(rewards, values, dones, next_index, gamma, lam):  # compiled: 
     return adv
 
 
+def opponent_plan(args: Args, rng: np.random.Generator, num_games: int, pool_ids: list[int], num_baselines: int,
+                  teacher: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Who plays each seat of each game of a rollout, by the weights ``opp_self`` /
+    ``opp_pool`` / ``opp_baselines`` (a teacher's games are all self-play): ``kinds`` [G]
+    (indices into ``GAME_KINDS``: self-play, pool snapshot, baselines), ``learning`` [G, 4]
+    (the learning seats: all four in self-play, else one or two), ``snapshot`` [G] (a pool
+    game's snapshot id, else -1) and ``agent_of`` [G, 4] (a baseline seat's index into
+    the baselines, else -1)."""
+    weights = np.array([args.opp_self, args.opp_pool if pool_ids else 0.0, args.opp_baselines if num_baselines else 0.0])
+    if teacher:
+        weights = np.array([1.0, 0.0, 0.0])
+    kinds = rng.choice(3, size=num_games, p=weights / weights.sum())
+    learning = np.ones((num_games, NUM_PLAYERS), dtype=bool)
+    snapshot = np.full(num_games, -1, dtype=np.int64)
+    agent_of = np.full((num_games, NUM_PLAYERS), -1, dtype=np.int64)
+    for i in np.flatnonzero(kinds):
+        learners = rng.choice(NUM_PLAYERS, int(rng.integers(1, 3)), replace=False)
+        learning[i] = False
+        learning[i, learners] = True
+        if kinds[i] == 1:
+            snapshot[i] = pool_ids[int(rng.integers(len(pool_ids)))]
+        else:
+            agent_of[i, ~learning[i]] = rng.integers(num_baselines, size=NUM_PLAYERS - len(learners))
+    return kinds, learning, snapshot, agent_of
+
+
 class _Game:
     """One game of a rollout: the state, its encoder, and who plays each seat."""
 
-    def __init__(self, state: BarbuState, roles: list, kind: str):
+    def __init__(self, state: BarbuState, roles: list):
         self.state = state
         self.encoder = ObservationEncoder()
         self.roles = roles  # per seat: None (learning), ("pool", id) or ("agent", Agent)
-        self.kind = kind  # "self", "pool" or "agent"
         self.open = [-1] * NUM_PLAYERS  # each learning seat's transition still collecting reward
         self.pending = [0.0] * NUM_PLAYERS  # reward collected since that transition
 
@@ -292,27 +332,21 @@ def collect(
     from barbu_env.agents import make_agent
 
     baselines = [b for b in args.baselines.split(",") if b]
-    weights = np.array([args.opp_self, args.opp_pool if pool else 0.0, args.opp_baselines if baselines else 0.0])
-    if teacher:
-        weights = np.array([1.0, 0.0, 0.0])
+    kinds, learning, snapshot, agent_of = opponent_plan(args, rng, args.games_per_worker, list(pool), len(baselines),
+                                                        teacher=bool(teacher))
     games, teachers = [], []
-    for _ in range(args.games_per_worker):
+    for i, kind in enumerate(kinds):
         if teacher:
             teachers.append([make_agent(teacher, seed=int(rng.integers(2**31)), rules=rules) for _ in range(4)])
-        kind = rng.choice(3, p=weights / weights.sum())
-        roles: list = [None] * NUM_PLAYERS
-        if kind:
-            learners = set(rng.choice(NUM_PLAYERS, int(rng.integers(1, 3)), replace=False).tolist())
-            snapshot = int(rng.choice(list(pool))) if kind == 1 else None
-            for seat in range(NUM_PLAYERS):
-                if seat not in learners:
-                    if kind == 1:
-                        roles[seat] = ("pool", snapshot)
-                    else:
-                        agent = make_agent(str(rng.choice(baselines)), seed=int(rng.integers(2**31)), rules=rules)
-                        roles[seat] = ("agent", agent)
+        roles: list = [None] * NUM_PLAYERS  # per seat: None (learning), ("pool", id) or ("agent", Agent)
+        for seat in np.flatnonzero(~learning[i]):
+            if kind == 1:
+                roles[seat] = ("pool", int(snapshot[i]))
+            else:
+                agent = make_agent(baselines[agent_of[i, seat]], seed=int(rng.integers(2**31)), rules=rules)
+                roles[seat] = ("agent", agent)
         state = BarbuState.new_game(rules, np.random.default_rng(rng.integers(2**63)))
-        games.append(_Game(state, roles, ("self", "pool", "agent")[kind]))
+        games.append(_Game(state, roles))
 
     obs_l, state_l, mask_l, act_l, logp_l, val_l = [], [], [], [], [], []
     game_l, seat_l = [], []
@@ -400,12 +434,6 @@ def collect(
     values = np.array(val_l, dtype=np.float32)
     lam = 1.0 if teacher else args.gae_lambda  # a teacher's values are 0: lambda 1 gives Monte Carlo returns
     adv = per_seat_gae(np.array(rewards), values, np.array(dones), np.array(next_index), args.gamma, lam)
-    learner_scores, kind_scores = [], {}
-    for g in games:
-        for seat in range(NUM_PLAYERS):
-            if g.roles[seat] is None:
-                learner_scores.append(float(g.state.scores[seat]))
-                kind_scores.setdefault(g.kind, []).append(float(g.state.scores[seat]))
     return Rollout(
         obs=np.stack(obs_l).astype(np.float32),
         states=np.stack(state_l).astype(np.float32) if state_l else None,
@@ -415,13 +443,14 @@ def collect(
         values=values,
         advantages=adv.astype(np.float32),
         returns=(adv + values).astype(np.float32),
+        rewards=np.array(rewards, dtype=np.float64),
+        dones=np.array(dones, dtype=bool),
         game_ids=np.array(game_l, dtype=np.int32),
         seats=np.array(seat_l, dtype=np.int8),
         final_scores=np.array([g.state.scores for g in games], dtype=np.int64),
-        learning=np.array([[r is None for r in g.roles] for g in games]),
+        learning=learning,
+        kinds=kinds,
         decisions=decisions,
-        learner_scores=learner_scores,
-        kind_scores=kind_scores,
     )
 
 
@@ -447,21 +476,25 @@ class VectorCollector:
         self.baselines = [make_agent(b, seed=args.seed + i, rules=rules)
                           for i, b in enumerate(b for b in args.baselines.split(",") if b)]
         self.pool_models: dict[int, BarbuActorCritic] = {}
-        self.capacity = 0
+        self.buf: dict[str, np.ndarray] = {}
         self._grow(capacity or args.num_games * 1400)  # about 1,210 unforced decisions per game
 
     def _grow(self, capacity: int) -> None:
         """Allocate larger transition buffers, keeping what they hold."""
-        old = dict(self.buf) if self.capacity else {}
-        kinds = {"obs": (np.float32, (OBS_DIM,)), "masks": (bool, (85,)), "actions": (np.int64, ()),
-                 "logprobs": (np.float32, ()), "values": (np.float32, ()), "rewards": (np.float64, ()),
-                 "dones": (bool, ()), "next_index": (np.int64, ()), "game_ids": (np.int32, ()), "seats": (np.int8, ())}
+        old = self.buf
+        fields = {"obs": (np.float32, (OBS_DIM,)), "masks": (bool, (85,)), "actions": (np.int64, ()),
+                  "logprobs": (np.float32, ()), "values": (np.float32, ()), "rewards": (np.float64, ()),
+                  "dones": (bool, ()), "next_index": (np.int64, ()), "game_ids": (np.int32, ()), "seats": (np.int8, ())}
         if self.args.central_critic:
-            kinds["states"] = (np.float32, (PRIVILEGED_DIM,))
-        self.buf = {k: np.empty((capacity, *shape), dtype=dt) for k, (dt, shape) in kinds.items()}
+            fields["states"] = (np.float32, (PRIVILEGED_DIM,))
+        self.buf = {k: np.empty((capacity, *shape), dtype=dt) for k, (dt, shape) in fields.items()}
         for k, a in old.items():
-            self.buf[k][: self.capacity] = a
-        self.capacity = capacity
+            self.buf[k][: len(a)] = a
+
+    @property
+    def capacity(self) -> int:
+        """Transitions the buffers hold."""
+        return len(self.buf["actions"])
 
     def _pool_model(self, sid: int, state_dict: dict) -> BarbuActorCritic:
         if sid not in self.pool_models:
@@ -479,23 +512,10 @@ class VectorCollector:
         for sid in [s for s in self.pool_models if s not in pool]:
             del self.pool_models[sid]
         # --- who plays each seat of each game ---
-        weights = np.array([args.opp_self, args.opp_pool if pool else 0.0, args.opp_baselines if self.baselines else 0.0])
         if teacher:
-            weights = np.array([1.0, 0.0, 0.0])
             teacher_agent = make_agent(teacher, seed=int(rng.integers(2**31)), rules=self.rules)
-        kinds = rng.choice(3, size=B, p=weights / weights.sum())
-        learning = np.ones((B, NUM_PLAYERS), dtype=bool)
-        snapshot = np.full(B, -1, dtype=np.int64)  # the pool snapshot of a "pool" game
-        agent_of = np.full((B, NUM_PLAYERS), -1, dtype=np.int64)  # the baseline of an "agent" seat
-        pool_ids = list(pool)
-        for i in np.flatnonzero(kinds):
-            learners = rng.choice(NUM_PLAYERS, int(rng.integers(1, 3)), replace=False)
-            learning[i] = False
-            learning[i, learners] = True
-            if kinds[i] == 1:
-                snapshot[i] = pool_ids[int(rng.integers(len(pool_ids)))]
-            else:
-                agent_of[i, ~learning[i]] = rng.integers(len(self.baselines), size=NUM_PLAYERS - len(learners))
+        kinds, learning, snapshot, agent_of = opponent_plan(args, rng, B, list(pool), len(self.baselines),
+                                                            teacher=bool(teacher))
 
         # --- play every game to its end ---
         buf = self.buf
@@ -563,7 +583,7 @@ class VectorCollector:
                 seat_agent = agent_of[rows, seat]
                 for k in np.unique(seat_agent[theirs & (seat_agent >= 0)]):
                     j = np.flatnonzero(theirs & (seat_agent == k))
-                    actions[j] = act_batch(self.baselines[int(k)], obs[j], masks[j].astype(np.int8))
+                    actions[j] = act_batch(self.baselines[int(k)], obs[j], masks[j].view(np.int8))
             # --- one step of every game; hand scores go to each learning seat's open transition ---
             decisions += int(live.sum())
             obs, masks, seat, rewards, dones, infos = env.step(actions)
@@ -571,26 +591,21 @@ class VectorCollector:
             ended = np.flatnonzero(dones & live)
             if len(ended):
                 final_scores[ended] = infos["final_scores"][ended]
-                for i in ended:
-                    for p in np.flatnonzero(open_t[i] >= 0):
-                        buf["rewards"][open_t[i, p]] = pending[i, p]
-                        buf["dones"][open_t[i, p]] = True
+                last, was_open = open_t[ended], open_t[ended] >= 0  # every open transition ends with the game
+                buf["rewards"][last[was_open]] = pending[ended][was_open]
+                buf["dones"][last[was_open]] = True
                 live[ended] = False
 
         # --- advantages along each seat's own decisions ---
         values = buf["values"][:T]
         lam = 1.0 if teacher else args.gae_lambda  # a teacher's values are 0: lambda 1 gives Monte Carlo returns
         adv = per_seat_gae(buf["rewards"][:T], values, buf["dones"][:T], buf["next_index"][:T], args.gamma, lam)
-        kind_names = np.array(["self", "pool", "agent"])
-        learner_scores = final_scores[learning].astype(float).tolist()
-        kind_scores = {str(k): final_scores[learning & (kind_names[kinds] == k)[:, None]].astype(float).tolist()
-                       for k in kind_names[np.unique(kinds)]}
         return Rollout(
             obs=buf["obs"][:T], states=buf["states"][:T] if args.central_critic else None, masks=buf["masks"][:T],
             actions=buf["actions"][:T], logprobs=buf["logprobs"][:T], values=values,
             advantages=adv.astype(np.float32), returns=(adv + values).astype(np.float32),
-            game_ids=buf["game_ids"][:T], seats=buf["seats"][:T], final_scores=final_scores, learning=learning,
-            decisions=decisions, learner_scores=learner_scores, kind_scores=kind_scores,
+            rewards=buf["rewards"][:T], dones=buf["dones"][:T], game_ids=buf["game_ids"][:T], seats=buf["seats"][:T], final_scores=final_scores, learning=learning,
+            kinds=kinds, decisions=decisions,
         )
 
 
@@ -886,7 +901,7 @@ def train(args: Args) -> dict[str, Any]:
             writer.add_scalar("charts/collect_SPS", step_decisions / collect_time, decisions)
             writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], decisions)
             writer.add_scalar("charts/learner_score", float(np.mean(scores)), decisions)
-            for kind in ("self", "pool", "agent"):
+            for kind in GAME_KINDS:
                 ks = [s for r in rollouts for s in r.kind_scores.get(kind, [])]
                 if ks:
                     writer.add_scalar(f"charts/learner_score_{kind}", float(np.mean(ks)), decisions)
