@@ -3,7 +3,7 @@
 ==============================================  ===============================================
 command                                         what it does
 ==============================================  ===============================================
-``barbu eval --agents A,B,C,D --games N``       duplicate tournament (``training/evaluate.py``):
+``barbu eval --agents A,B,C,D --games N``       duplicate tournament (``barbu_env/tournament.py``):
 ``[--seed S] [--rules R] [--out F.json]``       prints a table, writes JSON, a plot, game
 ``[--plot F.png] [--records DIR]``              records
 ``barbu replay FILE [--hand N ...]``            checks a game record by replaying it through
@@ -58,7 +58,7 @@ def _add_eval(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _run_eval(args: argparse.Namespace) -> int:
-    from training.evaluate import evaluate, format_table, plot_results
+    from barbu_env.tournament import evaluate, format_table, plot_results
 
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     if args.record_games is not None and args.records is None:

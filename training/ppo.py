@@ -672,7 +672,7 @@ class WorkerPool:
 def evaluate_checkpoint(path: Path, args: Args, games: int, seed: int | None = None) -> dict[str, Any]:
     """Duplicate evaluation of a checkpoint against three of each eval opponent (on the
     periodic evaluations' deals unless another ``seed`` is given)."""
-    from training.evaluate import evaluate
+    from barbu_env.tournament import evaluate
 
     out = {}
     for opp in [o for o in args.eval_opponents.split(",") if o]:
@@ -1002,7 +1002,7 @@ def _bool(text: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from training.evaluate import format_table
+    from barbu_env.tournament import format_table
 
     ns = vars(build_parser().parse_args(argv))
     config = ns.pop("config", None)

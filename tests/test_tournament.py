@@ -1,4 +1,4 @@
-"""The duplicate tournament (training/evaluate.py): seating, reproducibility, zero sums,
+"""The duplicate tournament (barbu_env/tournament.py): seating, reproducibility, zero sums,
 the fast game loop against the AEC environment, and the statistics."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from barbu_env.agents import make_agent
 from barbu_env.engine import NUM_HANDS, contract_total
 from barbu_env.records import GameRecord, replay_record
 from barbu_env.rules import Rules, load_rules
-from training.evaluate import (
+from barbu_env.tournament import (
     SEATINGS,
     agent_labels,
     deal_set,
@@ -290,7 +290,7 @@ def test_an_illegal_action_names_the_agent(workers, monkeypatch):
 
 
 def test_importing_the_harness_loads_no_torch():
-    code = "import sys, training.evaluate\nassert 'torch' not in sys.modules\n"
+    code = "import sys, barbu_env.tournament\nassert 'torch' not in sys.modules\n"
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
     code = "import sys, barbu_env.records\nassert not {'torch', 'pettingzoo'} & set(sys.modules), sys.modules.keys()\n"
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
