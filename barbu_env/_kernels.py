@@ -1,13 +1,16 @@
-"""Numba kernels of the batched engine (``barbu_env.vector``): SPEC part A over B games
+"""Numba kernels of the batched engine (``barbu_env.vector``): the rules (docs/rules.md) over B games
 held as structure-of-arrays, and each decision's observation and mask.
 
 This is ``engine.py`` and ``observation.py`` rewritten over plain arrays, one function
 per engine method and under the same name where there is one (``_legal_trick_cards``,
 ``_apply_double``, ``_finish_trick`` ...), so the two can be read side by side. The
 rules arrive as ``rp``, an int64 array of the switches (``R_*`` below, built by
-``vector.rules_params``); the observation layout is written out as literal offsets
-(``O_*``) that ``vector.py`` checks against ``observation.OFFSETS`` on import, so that a
-cached compilation can never disagree with the encoder silently.
+``vector.rules_params``). The observation layout (``O_*``, ``H_*``), the action ids, the
+phases, contracts and card masks are taken from ``observation.OFFSETS``, ``actions``,
+``engine`` and ``cards``: numba freezes module-level numbers into the compiled code.
+Its disk cache notices a change to this file only, so ``vector.py`` checks on import
+that the compiled numbers (``compiled_constants``) are the current ones (``FROZEN``):
+a cached compilation can never disagree with the encoder silently.
 
 State of game i:
 
@@ -37,22 +40,29 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import actions, cards, observation
+from .cards import NUM_CARDS
+from .constants import Contract
+from .engine import Phase
+from .observation import OFFSETS
+
 # ---------------------------------------------------------------------- constants
 
 U0 = np.uint64(0)
 U1 = np.uint64(1)
-SUIT_BITS = np.uint64(0x1FFF)
-HEARTS_MASK = np.uint64(0x1FFF << 26)
-QUEENS_MASK = np.uint64(sum(1 << (13 * s + 10) for s in range(4)))
-KING_OF_HEARTS = 37
-ACE_OF_HEARTS = 38
+SUIT_BITS = np.uint64(cards.SUIT_MASK[0])
+HEARTS_MASK = np.uint64(cards.HEARTS_MASK)
+QUEENS_MASK = np.uint64(cards.QUEENS_MASK)
+KING_OF_HEARTS = cards.KING_OF_HEARTS
+ACE_OF_HEARTS = cards.ACE_OF_HEARTS
 
-# Phases (engine.Phase) and contracts (engine.Contract).
-DECLARE, TRUMP, DOMINO_RANK, DOUBLE, TRICKS, DOMINO, GAME_OVER = range(7)
-NO_TRICKS, NO_HEARTS, NO_QUEENS, BARBU, NO_LAST_TWO, TRUMPS, DOMINO_CONTRACT = range(7)
+# Phases (engine.Phase) and contracts (constants.Contract), as plain ints.
+DECLARE, TRUMP, DOMINO_RANK, DOUBLE, TRICKS, DOMINO, GAME_OVER = (int(p) for p in Phase)
+NO_TRICKS, NO_HEARTS, NO_QUEENS, BARBU, NO_LAST_TWO, TRUMPS, DOMINO_CONTRACT = (int(c) for c in Contract)
 
-# Action ids (SPEC B2).
-DECLARE_OFFSET, TRUMP_OFFSET, RANK_OFFSET, DOUBLE_OFFSET, PASS_ACTION, NUM_ACTIONS = 52, 59, 63, 76, 84, 85
+# Action ids (barbu_env.actions).
+DECLARE_OFFSET, TRUMP_OFFSET, RANK_OFFSET = actions.DECLARE_OFFSET, actions.TRUMP_OFFSET, actions.RANK_OFFSET
+DOUBLE_OFFSET, PASS_ACTION, NUM_ACTIONS = actions.DOUBLE_OFFSET, actions.PASS_ACTION, actions.NUM_ACTIONS
 # The legal set is two words: lo holds actions 0-63, hi actions 64-84 (bit a - 64).
 LO_TRUMP_BITS = np.uint64(0xF << TRUMP_OFFSET)
 LO_RANK_BIT = np.uint64(1 << 63)  # rank "2" (action 63); ranks 3..A are hi bits 0-11
@@ -126,21 +136,97 @@ K_LEGAL_HI = 19  # legal actions 64-84, as bits 0-20
 K_RNG = 20  # splitmix64 state of the game slot's deals
 NUM_CARD_FIELDS = 21
 
-# Observation offsets (observation.OFFSETS; checked by vector.py).
-O_HAND = 0
-O_TRICK = 52
-O_PLAYED = 260
-O_TAKEN = 468
-O_PLAYABLE = 676
-O_HAND_BLOCK = 728  # start of the hand-level block; offsets below are within it
-H_PHASE, H_CONTRACT, H_TRUMP, H_RANK, H_DECLARER = 0, 7, 14, 18, 31
-H_DOUBLED, H_DONE, H_OWED, H_LEFT, H_HAND_NO, H_SCORES = 35, 51, 55, 71, 99, 127
-HAND_BLOCK_LEN = 131
-HAND_BLOCK_WORDS = 66  # the block padded to 132 floats, as uint64 words
-O_STEP_BLOCK = 859  # start of the per-decision block
-O_TO_ACT, O_LEADER, O_TRICK_NO, O_WON, O_POINTS = 859, 863, 867, 880, 884
-O_PLACE, O_CARDS_LEFT, O_VOIDS = 888, 904, 908
-OBS_DIM = 924
+# Observation offsets, from observation.OFFSETS: start of each slice, O_* absolute and
+# H_* within the hand-level block (phase ... game_scores), which the kernels cache per
+# seat and copy as uint64 words (hence the even offsets checked below).
+O_HAND, O_TRICK, O_PLAYED, O_TAKEN, O_PLAYABLE = (
+    OFFSETS[n][0] for n in ("hand", "trick", "played", "taken", "domino_playable")
+)
+O_HAND_BLOCK = OFFSETS["phase"][0]  # start of the hand-level block
+O_STEP_BLOCK = OFFSETS["to_act"][0]  # start of the per-decision block
+H_PHASE, H_CONTRACT, H_TRUMP, H_RANK, H_DECLARER = (
+    OFFSETS[n][0] - O_HAND_BLOCK for n in ("phase", "contract", "trump", "domino_rank", "declarer")
+)
+H_DOUBLED, H_DONE, H_OWED, H_LEFT, H_HAND_NO, H_SCORES = (
+    OFFSETS[n][0] - O_HAND_BLOCK
+    for n in ("doubled", "doubling_done", "owed", "contracts_left", "hand_number", "game_scores")
+)
+HAND_BLOCK_LEN = O_STEP_BLOCK - O_HAND_BLOCK  # 131
+HAND_BLOCK_WORDS = (HAND_BLOCK_LEN + 1) // 2  # the block padded to an even length, as uint64 words
+O_TO_ACT, O_LEADER, O_TRICK_NO, O_WON, O_POINTS = (
+    OFFSETS[n][0] for n in ("to_act", "leader", "trick_number", "tricks_won", "hand_points")
+)
+O_PLACE, O_CARDS_LEFT, O_VOIDS = (OFFSETS[n][0] for n in ("domino_place", "cards_left", "voids"))
+OBS_DIM = observation.OBS_DIM
+if (
+    O_HAND % 2
+    or NUM_CARDS % 2
+    or O_HAND_BLOCK % 2  # card rows and the hand-level block copy as words
+    or O_HAND_BLOCK != OFFSETS["domino_playable"][1]
+    or OFFSETS["game_scores"][1] != O_STEP_BLOCK
+    or O_HAND_BLOCK + 2 * HAND_BLOCK_WORDS > OBS_DIM
+):
+    raise ImportError(f"barbu_env._kernels cannot write this observation layout: {OFFSETS}")
+
+#: Every number above that the kernels freeze into their compiled code, for
+#: ``compiled_constants``: numba's disk cache notices a change to this file, not to the
+#: modules these numbers come from.
+FROZEN = (
+    KING_OF_HEARTS,
+    ACE_OF_HEARTS,
+    int(HEARTS_MASK),
+    int(QUEENS_MASK),
+    int(SUIT_BITS),
+    DECLARE,
+    TRUMP,
+    DOMINO_RANK,
+    DOUBLE,
+    TRICKS,
+    DOMINO,
+    GAME_OVER,
+    NO_TRICKS,
+    NO_HEARTS,
+    NO_QUEENS,
+    BARBU,
+    NO_LAST_TWO,
+    TRUMPS,
+    DOMINO_CONTRACT,
+    DECLARE_OFFSET,
+    TRUMP_OFFSET,
+    RANK_OFFSET,
+    DOUBLE_OFFSET,
+    PASS_ACTION,
+    NUM_ACTIONS,
+    O_HAND,
+    O_TRICK,
+    O_PLAYED,
+    O_TAKEN,
+    O_PLAYABLE,
+    O_HAND_BLOCK,
+    O_STEP_BLOCK,
+    H_PHASE,
+    H_CONTRACT,
+    H_TRUMP,
+    H_RANK,
+    H_DECLARER,
+    H_DOUBLED,
+    H_DONE,
+    H_OWED,
+    H_LEFT,
+    H_HAND_NO,
+    H_SCORES,
+    HAND_BLOCK_LEN,
+    HAND_BLOCK_WORDS,
+    O_TO_ACT,
+    O_LEADER,
+    O_TRICK_NO,
+    O_WON,
+    O_POINTS,
+    O_PLACE,
+    O_CARDS_LEFT,
+    O_VOIDS,
+    OBS_DIM,
+)
 
 # _DOUBLE_BITS[allowed, required]: 8-bit set of the doubling choices b (action 76 + b)
 # naming a subset of ``allowed`` that contains ``required`` (3-bit relative seat sets).
@@ -172,6 +258,13 @@ _THIRTEENTHS = np.array([n / 13.0 for n in range(14)], dtype=np.float32)
 #: Every function here: compiled on first use and cached on disk, without reference
 #: counting (the module docstring says why).
 _kernel = njit(cache=True, _nrt=False)
+
+
+@_kernel
+def compiled_constants():
+    """``FROZEN`` as the compiled code holds it: loaded from numba's disk cache if this
+    file was compiled before, so it differs from ``FROZEN`` when the cache is stale."""
+    return FROZEN
 
 
 # ---------------------------------------------------------------------- bits
@@ -654,7 +747,7 @@ def _apply_domino(g, c, preset, rp, rewards, i, action):
 
 @_kernel
 def _finish_hand(g, c, preset, rp, rewards, i):
-    """Settle the hand from the raw scores in F_POINTS (SPEC A6) into ``rewards[i]``;
+    """Settle the hand from the raw scores in F_POINTS (docs/rules.md#settlement) into ``rewards[i]``;
     start the next hand, or end the game (returns 2)."""
     for p in range(4):
         # For each pair at level k (1 double, 2 redoubled): p gets k * (raw_p - raw_q).

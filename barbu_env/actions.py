@@ -1,26 +1,46 @@
-"""Action ids (SPEC B2) to readable text and back.
+"""Action ids: one space of 85 ids for every decision (the table is in
+``barbu_env.engine``'s docstring), as int8 masks, and as readable text and back.
+
+The engine imports this module, never the other way: the ids, ``NUM_ACTIONS`` and
+``mask_array`` are here so that anything that needs them (the environments, the
+tournament, the agents) needs no engine for them.
 
 >>> action_text(49), action_text(54), action_text(62), action_text(68), action_text(81), action_text(84)
 ('play QS', 'declare no_queens', 'trump spades', 'domino 7', 'double left+right', 'pass')
 >>> parse_action("play 10h"), parse_action("double opposite"), parse_action("double nobody")
 (34, 78, 76)
+>>> mask_array((1 << DECLARE_OFFSET) | (1 << PASS_ACTION)).nonzero()[0].tolist()
+[52, 84]
 """
 
 from __future__ import annotations
 
-from .cards import RANK_NAMES, SUIT_NAMES, card_from_text, card_text
-from .engine import (
-    CONTRACT_NAMES,
-    DECLARE_OFFSET,
-    DOUBLE_OFFSET,
-    NUM_ACTIONS,
-    PASS_ACTION,
-    RANK_OFFSET,
-    TRUMP_OFFSET,
-)
+import numpy as np
+
+from .cards import RANK_NAMES, SUIT_NAMES, card_from_text, card_text, cards_of
+from .constants import AGENTS, CONTRACT_NAMES
+
+PLAY_OFFSET = 0  # 0-51: play card id
+DECLARE_OFFSET = 52  # 52-58: declare Contract
+TRUMP_OFFSET = 59  # 59-62: name the trump suit
+RANK_OFFSET = 63  # 63-75: name the Domino starting rank
+DOUBLE_OFFSET = 76  # 76-83: doubling turn, 76 + 3-bit set of seats named relative to the actor
+PASS_ACTION = 84  # Domino pass
+NUM_ACTIONS = 85
+#: Bytes of an action bit set (85 bits).
+_MASK_BYTES = (NUM_ACTIONS + 7) // 8
 
 #: Names of the doubling bits, relative to the actor: bit 0 left, bit 1 opposite, bit 2 right.
 RELATIVE_NAMES = ("left", "opposite", "right")
+
+#: The ids set in an action bit set, ascending: the same bit walk as a card set's.
+actions_of = cards_of
+
+
+def mask_array(legal: int) -> np.ndarray:
+    """An 85-bit legal-action set as an int8[85] mask."""
+    bits = np.unpackbits(np.frombuffer(legal.to_bytes(_MASK_BYTES, "little"), dtype=np.uint8), bitorder="little")
+    return bits[:NUM_ACTIONS].view(np.int8)
 
 
 def action_text(action: int) -> str:
@@ -64,5 +84,24 @@ def parse_action(text: str) -> int:
         names = [] if arg in ("nobody", "none", "") else arg.replace(",", "+").replace(" ", "").split("+")
         if all(n in RELATIVE_NAMES for n in names) and len(set(names)) == len(names):
             return DOUBLE_OFFSET + sum(1 << RELATIVE_NAMES.index(n) for n in names)
-    raise ValueError(f"cannot read action {text!r} (e.g. 'play QH', 'declare no_queens', 'trump spades', "
-                     "'domino 7', 'double left+right', 'double nobody', 'pass')")
+    raise ValueError(
+        f"cannot read action {text!r} (e.g. 'play QH', 'declare no_queens', 'trump spades', "
+        "'domino 7', 'double left+right', 'double nobody', 'pass')"
+    )
+
+
+__all__ = [
+    "AGENTS",
+    "DECLARE_OFFSET",
+    "DOUBLE_OFFSET",
+    "NUM_ACTIONS",
+    "PASS_ACTION",
+    "PLAY_OFFSET",
+    "RANK_OFFSET",
+    "RELATIVE_NAMES",
+    "TRUMP_OFFSET",
+    "action_text",
+    "actions_of",
+    "mask_array",
+    "parse_action",
+]

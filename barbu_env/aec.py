@@ -13,8 +13,8 @@ A game is 28 hands. The declarer of each hand picks one of the seven contracts t
 not yet played (five negative trick contracts, Trumps, Domino), names the trump suit or
 the Domino starting rank where needed, then every player has a doubling turn (side bets
 between pairs of players), then the hand is played. The rules and all their variant
-switches are SPEC.md part A; ``barbu_env.rules.Rules`` lists the switches and
-``configs/rules/*.yaml`` the presets.
+switches are in docs/rules.md; ``barbu_env.rules.Rules`` lists the switches and
+``barbu_env/presets/*.yaml`` the presets.
 
 Arguments
 ---------
@@ -133,19 +133,13 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
-from .engine import NUM_ACTIONS, NUM_PLAYERS, BarbuState, DealError, IllegalActionError
+from .actions import AGENTS, NUM_ACTIONS, mask_array
+from .engine import NUM_PLAYERS, BarbuState, DealError, IllegalActionError
 from .observation import OBS_HIGH, OBS_LOW, STATE_HIGH, STATE_LOW, ObservationEncoder
 from .render import render_state
 from .rules import Rules, load_rules
 
-AGENTS = tuple(f"player_{i}" for i in range(NUM_PLAYERS))
 _NO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
-
-
-def mask_array(legal: int) -> np.ndarray:
-    """An 85-bit legal-action set as an int8[85] mask."""
-    bits = np.unpackbits(np.frombuffer(legal.to_bytes(11, "little"), dtype=np.uint8), bitorder="little")
-    return bits[:NUM_ACTIONS].view(np.int8)
 
 
 class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):

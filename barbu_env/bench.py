@@ -221,9 +221,7 @@ def _play_aec(env, seed: int, seconds: float, games: int | None) -> tuple[int, i
     return measure(play_game, seconds, games)
 
 
-def bench_aec(
-    seconds: float, games: int | None = None, rules: Rules | str | None = None, seed: int = 0
-) -> Measurement:
+def bench_aec(seconds: float, games: int | None = None, rules: Rules | str | None = None, seed: int = 0) -> Measurement:
     """``barbu_env.env()`` as users get it (all PettingZoo wrappers), observations and
     masks included."""
     env = make_aec_env(rules)
@@ -279,7 +277,10 @@ def random_legal_actions(masks: np.ndarray, rng: np.random.Generator, row_ends: 
 
 
 def bench_vector(
-    seconds: float, games: int | None = None, rules: Rules | str | None = None, seed: int = 0,
+    seconds: float,
+    games: int | None = None,
+    rules: Rules | str | None = None,
+    seed: int = 0,
     batch: int = DEFAULT_BATCH,
 ) -> Measurement:
     """``VectorBarbu``: ``batch`` games in lockstep, observations and masks of every
@@ -304,8 +305,10 @@ def bench_vector(
         if (finished >= games) if games is not None else (clock() >= deadline):
             break
     elapsed = clock() - start
-    note = (f"B = {batch} games in lockstep, {steps:,} steps; obs float32[{batch}, 924] and masks "
-            f"bool[{batch}, 85] written every step (copy=False); games = games finished")
+    note = (
+        f"B = {batch} games in lockstep, {steps:,} steps; obs float32[{batch}, 924] and masks "
+        f"bool[{batch}, 85] written every step (copy=False); games = games finished"
+    )
     return Measurement(VECTOR, finished, steps * batch, elapsed, note=note)
 
 
@@ -490,14 +493,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--games", type=int, default=None, help="play exactly this many games per subject instead")
     p.add_argument("--rules", default="standard", choices=preset_names(), help="Barbu rules preset (default standard)")
     p.add_argument("--seed", type=int, default=0, help="seed of the deals and the random players (default 0)")
-    p.add_argument("--batch", type=int, default=DEFAULT_BATCH, metavar="B",
-                   help=f"games stepped together by the batched engine (default {DEFAULT_BATCH})")
+    p.add_argument(
+        "--batch",
+        type=int,
+        default=DEFAULT_BATCH,
+        metavar="B",
+        help=f"games stepped together by the batched engine (default {DEFAULT_BATCH})",
+    )
     pin = p.add_mutually_exclusive_group()
-    pin.add_argument("--pin-core", type=int, default=None, metavar="CORE",
-                     help="pin the process to this core (default: the highest-numbered allowed core)")
+    pin.add_argument(
+        "--pin-core",
+        type=int,
+        default=None,
+        metavar="CORE",
+        help="pin the process to this core (default: the highest-numbered allowed core)",
+    )
     pin.add_argument("--no-pin", action="store_true", help="do not pin the process to a core")
-    p.add_argument("--cpu-time", action="store_true",
-                   help="time with this process's CPU time instead of wall time (for a busy machine)")
+    p.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time with this process's CPU time instead of wall time (for a busy machine)",
+    )
     p.add_argument("--json", metavar="PATH", help="also write the figures and machine info to this JSON file")
     return p.parse_args(argv)
 
@@ -508,8 +524,10 @@ def main(argv: list[str] | None = None) -> None:
     info = machine_info(pinned)
     use_cpu_time(args.cpu_time)
 
-    print(f"python {info['python']} ({info['implementation']}), numpy {info['numpy']}, "
-          f"pettingzoo {info['pettingzoo']}, pyspiel {info['pyspiel']}")
+    print(
+        f"python {info['python']} ({info['implementation']}), numpy {info['numpy']}, "
+        f"pettingzoo {info['pettingzoo']}, pyspiel {info['pyspiel']}"
+    )
     print(f"{info['platform']}; {info['cpu']}; {info['cpus']} cpus")
     if pinned is None:
         print("not pinned to a core")
@@ -536,12 +554,21 @@ def main(argv: list[str] | None = None) -> None:
         ratio = ratios(results)
         doc = {
             "machine": info,
-            "settings": {"seconds": args.seconds, "games": args.games, "rules": args.rules, "seed": args.seed,
-                         "batch": args.batch, "clock": "cpu" if args.cpu_time else "wall"},
+            "settings": {
+                "seconds": args.seconds,
+                "games": args.games,
+                "rules": args.rules,
+                "seed": args.seed,
+                "batch": args.batch,
+                "clock": "cpu" if args.cpu_time else "wall",
+            },
             "results": [
-                {**asdict(m), "decisions_per_second": m.rate,
-                 "ratio": ratio[m.name][0] if m.name in ratio else None,
-                 "ratio_to": ratio[m.name][1] if m.name in ratio else None}
+                {
+                    **asdict(m),
+                    "decisions_per_second": m.rate,
+                    "ratio": ratio[m.name][0] if m.name in ratio else None,
+                    "ratio_to": ratio[m.name][1] if m.name in ratio else None,
+                }
                 for m in results
             ],
             "skipped": skipped,

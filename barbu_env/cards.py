@@ -1,4 +1,4 @@
-"""Cards, hands and their text form (SPEC B1).
+"""Cards, hands and their text form (docs/rules.md#cards-actions-and-observations).
 
 A card is an int ``suit * 13 + rank``: suits 0 clubs, 1 diamonds, 2 hearts, 3 spades;
 ranks 0 = "2" ... 8 = "10", 9 = J, 10 = Q, 11 = K, 12 = A. A set of cards (a hand, the

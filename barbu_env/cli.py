@@ -27,7 +27,6 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-
 # ---------------------------------------------------------------------- eval
 
 
@@ -39,20 +38,31 @@ def _add_eval(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "four cyclic seatings, so each agent plays every deal from every seat. Prints a table of scores "
         "per game (s.e. and 95% CI over deal sets), per-contract means, doubling and head to head.",
     )
-    p.add_argument("--agents", required=True, metavar="A,B,C,D",
-                   help="four agents, comma-separated: registered names (random, heuristic, ...) or checkpoint "
-                   "paths; repeats allowed, e.g. heuristic,random,random,random")
-    p.add_argument("--games", type=int, default=100, metavar="N",
-                   help="games to play, rounded up to a multiple of 4 (default 100)")
+    p.add_argument(
+        "--agents",
+        required=True,
+        metavar="A,B,C,D",
+        help="four agents, comma-separated: registered names (random, heuristic, ...) or checkpoint "
+        "paths; repeats allowed, e.g. heuristic,random,random,random",
+    )
+    p.add_argument(
+        "--games", type=int, default=100, metavar="N", help="games to play, rounded up to a multiple of 4 (default 100)"
+    )
     p.add_argument("--seed", type=int, default=0, help="tournament seed: deals and agent seeds (default 0)")
-    p.add_argument("--rules", default="standard", metavar="PRESET",
-                   help="rules preset name or YAML file (default standard)")
+    p.add_argument(
+        "--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file (default standard)"
+    )
     p.add_argument("--out", metavar="FILE.json", help="write the results as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw the per-contract comparison (matplotlib)")
     p.add_argument("--records", metavar="DIR", help="save game records (JSON) in DIR: every game, or --record-games")
     p.add_argument("--record-games", type=int, metavar="K", help="with --records: save only the first K games")
-    p.add_argument("--workers", type=int, default=None, metavar="W",
-                   help="worker processes (default: one per CPU; 1 plays in this process)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="W",
+        help="worker processes (default: one per CPU; 1 plays in this process)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -119,8 +129,12 @@ def _pass_through(name: str, module: str, help: str) -> Callable[[argparse._SubP
     shows them)."""
 
     def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help, add_help=False,
-                              description=f"Runs python -m {module}; every option after '{name}' is passed to it.")
+        return sub.add_parser(
+            name,
+            help=help,
+            add_help=False,
+            description=f"Runs python -m {module}; every option after '{name}' is passed to it.",
+        )
 
     return add
 
@@ -144,10 +158,14 @@ def _run_train(argv: Sequence[str]) -> int:
 COMMANDS: dict[str, tuple[Callable, Callable]] = {
     "eval": (_add_eval, _run_eval),
     "replay": (_add_replay, _run_replay),
-    "bench": (_pass_through("bench", "barbu_env.bench", "decisions per second of the engine and the environment"),
-              _run_bench),
-    "train": (_pass_through("train", "training.ppo", "self-play PPO training (--config configs/train/quick.yaml)"),
-              _run_train),
+    "bench": (
+        _pass_through("bench", "barbu_env.bench", "decisions per second of the engine and the environment"),
+        _run_bench,
+    ),
+    "train": (
+        _pass_through("train", "training.ppo", "self-play PPO training (--config configs/train/quick.yaml)"),
+        _run_train,
+    ),
 }
 #: Commands whose arguments are handed on untouched to another program's parser.
 PASS_THROUGH = ("bench", "train")

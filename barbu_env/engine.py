@@ -1,4 +1,4 @@
-"""The Barbu game engine: SPEC part A, with no RL framework in sight.
+"""The Barbu game engine: the rules of docs/rules.md, with no RL framework in sight.
 
 ``BarbuState`` is the whole game (28 hands). It is mutable and advanced only through
 ``apply_action``; ``legal_mask`` / ``legal_actions`` give the actions of the seat to act
@@ -6,8 +6,9 @@
 0-51 and a set of cards is a 52-bit int (``cards.py``). Legality is bit operations on
 those ints. Randomness (deals, the first declarer) comes from one explicit
 ``numpy.random.Generator``. The engine never calls an agent and never prints.
+A state's text is ``str(state)``, ``barbu_env.render.render_state(state)``.
 
-Actions (SPEC B2) are one space of 85 ids for every decision:
+Actions (docs/rules.md#cards-actions-and-observations) are one space of 85 ids for every decision:
 
 ==========  ==========================================================================
 ids         meaning
@@ -37,12 +38,23 @@ one.
 from __future__ import annotations
 
 import dataclasses
-import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+# The action ids and the fixed sizes and names live below the engine; they are re-exported here.
+from .actions import (
+    DECLARE_OFFSET,
+    DOUBLE_OFFSET,
+    NUM_ACTIONS,
+    PASS_ACTION,
+    PLAY_OFFSET,  # noqa: F401 (re-exported)
+    RANK_OFFSET,
+    TRUMP_OFFSET,
+    action_text,
+    actions_of,
+)
 from .cards import (
     ACE_OF_HEARTS,
     FULL_DECK,
@@ -53,50 +65,22 @@ from .cards import (
     QUEENS_MASK,
     SUIT_MASK,
     card_text,
-    cards_of,
     hand_text,
     to_card,
 )
+from .constants import (
+    CARDS_PER_HAND,
+    CONTRACT_NAMES,
+    HANDS_PER_DECLARER,
+    NUM_CONTRACTS,
+    NUM_HANDS,
+    NUM_PLAYERS,
+    POSITIVE_CONTRACTS,  # noqa: F401 (re-exported)
+    Contract,
+    Phase,
+)
+from .render import render_state
 from .rules import Rules, load_rules
-
-NUM_PLAYERS = 4
-NUM_HANDS = 28
-HANDS_PER_DECLARER = 7
-CARDS_PER_HAND = 13
-
-
-class Phase(enum.IntEnum):
-    DECLARE = 0  # declarer picks one of their unused contracts
-    TRUMP = 1  # Trumps: declarer names the trump suit
-    DOMINO_RANK = 2  # Domino: declarer names the starting rank
-    DOUBLE = 3  # the doubling turns
-    TRICKS = 4  # trick play (every contract but Domino)
-    DOMINO = 5  # Domino play
-    GAME_OVER = 6  # after hand 28
-
-
-class Contract(enum.IntEnum):
-    NO_TRICKS = 0
-    NO_HEARTS = 1
-    NO_QUEENS = 2
-    NO_KING_OF_HEARTS = 3  # "Barbu"
-    NO_LAST_TWO = 4
-    TRUMPS = 5
-    DOMINO = 6
-
-
-NUM_CONTRACTS = 7
-CONTRACT_NAMES = ("no_tricks", "no_hearts", "no_queens", "no_king_of_hearts", "no_last_two", "trumps", "domino")
-POSITIVE_CONTRACTS = (Contract.TRUMPS, Contract.DOMINO)
-
-# --- action ids (SPEC B2) ---
-PLAY_OFFSET = 0
-DECLARE_OFFSET = 52
-TRUMP_OFFSET = 59
-RANK_OFFSET = 63
-DOUBLE_OFFSET = 76
-PASS_ACTION = 84
-NUM_ACTIONS = 85
 
 _ALL_CONTRACTS = (1 << NUM_CONTRACTS) - 1
 _TRUMP_BITS = 0xF << TRUMP_OFFSET
@@ -137,12 +121,8 @@ class DealError(ValueError):
     """Deals given to ``reset``/``new_game`` that are not four hands of 13 distinct cards."""
 
 
-#: The ids set in an action bit set, ascending: the same bit walk as a card set's.
-actions_of = cards_of
-
-
 def declarer_of_hand(rules: Rules, first_declarer: int, hand: int) -> int:
-    """Declarer of hand ``hand`` (0-based) under the rotation rule (SPEC A2)."""
+    """Declarer of hand ``hand`` (0-based) under the rotation rule (docs/rules.md#declarers-and-the-28-hands)."""
     if rules.rotation == "every_hand":
         return (first_declarer + hand) % NUM_PLAYERS
     return (first_declarer + hand // HANDS_PER_DECLARER) % NUM_PLAYERS
@@ -162,7 +142,7 @@ def contract_total(rules: Rules, contract: int) -> int:
 
 
 def settle(raw: Sequence[int], levels: Sequence[Sequence[int]]) -> list[int]:
-    """Settled scores (SPEC A6): for each pair at level k, i gets k*(raw_i - raw_j)."""
+    """Settled scores (docs/rules.md#settlement): for each pair at level k, i gets k*(raw_i - raw_j)."""
     settled = list(raw)
     for i in range(NUM_PLAYERS):
         for j in range(i + 1, NUM_PLAYERS):
@@ -504,16 +484,13 @@ class BarbuState:
         return None
 
     def _illegal_message(self, action: int, legal: int) -> str:
-        from .actions import action_text
-
         # Only ids 0..84 have a text (action_text reads a negative id as an offset).
         what = f"{action} ({action_text(action)})" if 0 <= action < NUM_ACTIONS else repr(action)
         if self.phase is _GAME_OVER:
             return f"illegal action {what}: the game is over"
         options = ", ".join(f"{a} ({action_text(a)})" for a in actions_of(legal))
         return (
-            f"illegal action {what} for seat {self.current_player} in phase {self.phase.name}; "
-            f"legal actions: {options}"
+            f"illegal action {what} for seat {self.current_player} in phase {self.phase.name}; legal actions: {options}"
         )
 
     def _apply_declare(self, action: int) -> None:
@@ -598,7 +575,9 @@ class BarbuState:
             hearts = cards & HEARTS_MASK
             if hearts:
                 ace = (hearts >> ACE_OF_HEARTS) & 1
-                self.points[winner] += rules.no_hearts_points * (hearts.bit_count() - ace) + rules.no_hearts_ace_points * ace
+                self.points[winner] += (
+                    rules.no_hearts_points * (hearts.bit_count() - ace) + rules.no_hearts_ace_points * ace
+                )
                 if rules.end_no_hearts_early:
                     over = over or all(t & HEARTS_MASK == 0 for t in self.hands)
         elif contract == _NO_QUEENS:
@@ -687,8 +666,6 @@ class BarbuState:
     # ------------------------------------------------------------------ text
 
     def __str__(self) -> str:
-        from .render import render_state
-
         return render_state(self)
 
 

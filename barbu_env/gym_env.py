@@ -4,7 +4,7 @@
 Import               ``import gymnasium, barbu_env.gym_env`` then
                      ``gymnasium.make("Barbu-v0", opponents="random")``
 Class                ``barbu_env.gym_env.BarbuGymEnv`` (the same keyword arguments)
-Action space         ``Discrete(85)`` (the AEC environment's actions, SPEC part B)
+Action space         ``Discrete(85)`` (the AEC environment's actions, docs/rules.md)
 Observation space    ``Box(924,) float32``: the learner's ``observation`` vector
 Action mask          ``env.action_masks()`` (sb3-contrib's ``MaskablePPO`` reads it),
                      also ``info["action_mask"]``: int8[85]
@@ -34,7 +34,7 @@ skip_forced=False, illegal_action="random", render_mode=None)``
   1: the rewards of a game sum to the learner's final score, as in the AEC environment).
 - ``skip_forced``: when true, the learner's forced decisions (a single legal action: a
   declarer's doubling turn nobody doubled, a Domino pass, a last card) are played for
-  it and not returned (SPEC B3 allows wrappers to skip forced turns).
+  it and not returned (the AEC environment itself puts every forced turn to its agent).
 - ``illegal_action``: what ``step`` does with an action off the mask. ``"random"`` (the
   default, so that every action of ``Discrete(85)`` is valid, as Gymnasium's API and its
   checkers expect): a uniformly random legal action is played instead and
@@ -82,8 +82,9 @@ import numpy as np
 from gymnasium import spaces
 
 from . import GYM_ENV_ID, _register_with_loaded_gymnasium
-from .aec import AGENTS, mask_array
+from .actions import AGENTS, mask_array
 from .agents import Agent, make_agent
+from .credit import SeatCredit
 from .engine import NUM_ACTIONS, NUM_PLAYERS, BarbuState, IllegalActionError
 from .observation import OBS_HIGH, OBS_LOW, ObservationEncoder
 from .render import render_state
@@ -130,6 +131,7 @@ class BarbuGymEnv(gymnasium.Env):
         # Checks the specs now (an unknown name or a missing file fails here, not at reset).
         self._opponents = self._make_opponents(list(range(NUM_PLAYERS - 1)))
         self._encoder = ObservationEncoder()
+        self._credit = SeatCredit()  # every seat's settled scores since its latest decision
         self._next_seat = 0
         self.seat = seat if isinstance(seat, int) else 0
         self.game: BarbuState | None = None
@@ -158,7 +160,9 @@ class BarbuGymEnv(gymnasium.Env):
             deals=options.get("deals"),
         )
         self._encoder.reset()
-        _, results = self._advance()
+        self._credit.reset()
+        results = self._advance()
+        self._credit.take(0, self.seat)  # scores before the learner's first decision belong to none of its decisions
         info = self._info(results)
         return self._observe(), info
 
@@ -176,10 +180,10 @@ class BarbuGymEnv(gymnasium.Env):
                 raise IllegalActionError(f"action {action} is illegal for seat {self.seat}; legal actions: {legal}")
             action = int(self.np_random.choice(legal))
         result = game.apply_action(action)
-        reward, results = self._advance()
         if result is not None:
-            results.insert(0, result)
-            reward += result.settled[self.seat]
+            self._credit.add([result.settled])
+        results = ([result] if result is not None else []) + self._advance()
+        reward = self._credit.take(0, self.seat)  # the learner's scores from this decision to its next one
         info = self._info(results)
         if illegal:
             info["illegal_action"] = True
@@ -205,11 +209,11 @@ class BarbuGymEnv(gymnasium.Env):
             for spec, seed in zip(self.opponent_specs, seeds)
         ]
 
-    def _advance(self) -> tuple[int, list]:
+    def _advance(self) -> list:
         """Play the opponents' turns (and, with ``skip_forced``, the learner's forced ones)
-        until the learner has a choice to make or the game ends. Returns the learner's
-        settled scores of the hands that ended on the way, and those hands' results."""
-        game, seat, reward, results = self.game, self.seat, 0, []
+        until the learner has a choice to make or the game ends. Returns the results of
+        the hands that ended on the way (their settled scores go to the seats' credit)."""
+        game, seat, results = self.game, self.seat, []
         while not game.is_terminal:
             actor = game.current_player
             legal = game.legal_mask()
@@ -224,9 +228,9 @@ class BarbuGymEnv(gymnasium.Env):
             result = game.apply_action(action)
             if result is not None:
                 results.append(result)
-                reward += result.settled[seat]
+                self._credit.add([result.settled])
         self._mask = mask_array(game.legal_mask()) if not game.is_terminal else np.zeros(NUM_ACTIONS, dtype=np.int8)
-        return reward, results
+        return results
 
     def _observe(self) -> np.ndarray:
         return self._encoder.observe(self.game, self.seat)

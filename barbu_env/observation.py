@@ -137,7 +137,11 @@ _NUM_ABS_ROWS = 17
 _GATHER = tuple(
     np.array(
         [_ABS_HANDS + seat]
-        + [base + (seat + r) % NUM_PLAYERS for base in (_ABS_TRICK, _ABS_PLAYED, _ABS_TAKEN) for r in range(NUM_PLAYERS)]
+        + [
+            base + (seat + r) % NUM_PLAYERS
+            for base in (_ABS_TRICK, _ABS_PLAYED, _ABS_TAKEN)
+            for r in range(NUM_PLAYERS)
+        ]
         + [_ABS_PLAYABLE]
     )
     for seat in range(NUM_PLAYERS)

@@ -10,8 +10,8 @@ rules             ``Rules.to_dict()``: every switch, so a record never depends o
 first_declarer    seat 0-3 declaring hand 1
 agents            a label per seat (who played seat 0, 1, 2, 3)
 deals             a deal per hand played: four strings of 13 cards (seats 0-3), e.g.
-                  ``"2C 5C TD ... AS"`` (card text, SPEC B1)
-actions           every action id applied, in order (SPEC B2), forced ones included
+                  ``"2C 5C TD ... AS"`` (card text, docs/rules.md#cards-actions-and-observations)
+actions           every action id applied (docs/rules.md lists them), in order, forced ones included
 hands             ``HandResult.to_dict()`` of every finished hand: contract, trump or starting
                   rank, doubling levels, raw and settled scores, tricks, Domino order
 final_scores      game totals per seat (the sum of the settled scores)
@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from .cards import card_text, hand_text
-from .engine import NUM_HANDS, NUM_PLAYERS, PASS_ACTION, BarbuState, Phase
+from .engine import NUM_HANDS, NUM_PLAYERS, PASS_ACTION, BarbuState, IllegalActionError, Phase
 from .render import hand_by_suit, render_state
 from .rules import Rules
 
@@ -113,7 +113,7 @@ class GameRecord:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GameRecord:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise RecordError(f"not a Barbu game record (expected \"format\": \"{FORMAT}\")")
+            raise RecordError(f'not a Barbu game record (expected "format": "{FORMAT}")')
         if data.get("version") != VERSION:
             raise RecordError(f"game record version {data.get('version')!r} is not supported (this reads {VERSION})")
         missing = [k for k in ("rules", "first_declarer", "deals", "actions", "hands", "final_scores") if k not in data]
@@ -174,8 +174,7 @@ def replay_record(record: GameRecord) -> tuple[list[dict[str, Any]], list[int]]:
     """Play the record's actions through ``barbu_env.env`` on its deals; returns the hand
     results (``HandResult.to_dict()``) and the final scores. Raises ``RecordError`` when an
     action is illegal or the results differ from the record in any way."""
-    from . import env as make_env
-    from .engine import IllegalActionError
+    from . import env as make_env  # the PettingZoo environment, loaded only to replay
 
     try:
         rules = record.rules_obj()

@@ -8,9 +8,14 @@ Hand 1/28 - declarer P0 - contract: (choosing) - phase DECLARE
 
 from __future__ import annotations
 
-from .cards import RANK_NAMES, SUIT_MASK, SUIT_NAMES, card_text, cards_of
-from .engine import CONTRACT_NAMES, NUM_HANDS, BarbuState, Phase
+from typing import TYPE_CHECKING
+
 from .actions import action_text
+from .cards import RANK_NAMES, SUIT_MASK, SUIT_NAMES, card_text, cards_of
+from .constants import CONTRACT_NAMES, NUM_HANDS, Phase
+
+if TYPE_CHECKING:
+    from .engine import BarbuState
 
 _SUIT_SYMBOLS = "♣♦♥♠"
 
@@ -56,7 +61,9 @@ def render_state(state: BarbuState, viewer: int | None = None) -> str:
             rows = []
             for s in (3, 2, 1, 0):
                 laid = cards_of(_laid(state) & SUIT_MASK[s])
-                rows.append(f"{_SUIT_SYMBOLS[s]} " + (f"{card_text(laid[0])[0]}..{card_text(laid[-1])[0]}" if laid else "-"))
+                rows.append(
+                    f"{_SUIT_SYMBOLS[s]} " + (f"{card_text(laid[0])[0]}..{card_text(laid[-1])[0]}" if laid else "-")
+                )
             lines.append("Rows: " + "  ".join(rows))
             if state.out_order:
                 lines.append("Out: " + ", ".join(f"P{p}" for p in state.out_order))

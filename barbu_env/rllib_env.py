@@ -13,7 +13,7 @@ Agents             ``player_0`` ... ``player_3`` (all four act; map them to one 
 Observation        ``{"observations": float32[924], "action_mask": float32[85]}``: the
                    keys RLlib's action-masking modules read (PettingZoo's
                    ``"observation"`` renamed, the mask as floats)
-Action             ``Discrete(85)`` (SPEC part B)
+Action             ``Discrete(85)`` (the actions of docs/rules.md)
 Step               only the agent to act gets an observation, as in the AEC env
 Rewards            each agent's own settled hand scores (times ``reward_scale``): those
                    of the hands that ended since its previous decision arrive with its
@@ -43,6 +43,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from .aec import AGENTS, env
+from .credit import SeatCredit
 from .engine import NUM_ACTIONS
 from .observation import OBS_HIGH, OBS_LOW
 
@@ -66,26 +67,27 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         self.agents = self.possible_agents = list(AGENTS)
         self.observation_spaces = {a: OBSERVATION_SPACE for a in AGENTS}
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
-        self._pending = dict.fromkeys(AGENTS, 0.0)  # rewards not yet handed to each agent
+        self._credit = SeatCredit()  # each agent's rewards since its latest decision
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         self.env.reset(seed=seed, options=options)
-        self._pending = dict.fromkeys(AGENTS, 0.0)
+        self._credit.reset()
         agent = self.env.agent_selection
         return {agent: self._observe(agent)}, {}
 
     def step(self, action_dict: dict):
         aec = self.env
         aec.step(int(action_dict[aec.agent_selection]))
-        for agent, reward in aec.rewards.items():  # this step's rewards: a hand's settled scores, or 0
-            self._pending[agent] += self.reward_scale * reward
+        # This step's rewards (a hand's settled scores, or 0) go to each agent's latest decision.
+        self._credit.add([[self.reward_scale * aec.rewards[a] for a in AGENTS]])
         if all(aec.terminations.values()):  # the game is over: every seat's last rewards
             obs = {a: self._observe(a) for a in AGENTS}
-            rewards = dict(self._pending)
+            _, owed = self._credit.end(0)
+            rewards = {a: float(r) for a, r in zip(AGENTS, owed)}
             done = {a: True for a in AGENTS} | {"__all__": True}
             return obs, rewards, done, {"__all__": False}, {}
         agent = aec.agent_selection
-        reward, self._pending[agent] = self._pending[agent], 0.0
+        reward = self._credit.take(0, AGENTS.index(agent))  # its rewards since its previous decision
         return {agent: self._observe(agent)}, {agent: reward}, {"__all__": False}, {"__all__": False}, {}
 
     def _observe(self, agent: str) -> dict[str, np.ndarray]:

@@ -1,7 +1,8 @@
-"""Rule variants (SPEC part A) as one frozen dataclass of named switches.
+"""Rule variants as one frozen dataclass of named switches.
 
-The defaults are SPEC.md's standard game. Presets are YAML files in
-``configs/rules/``: a mapping of the switches that differ from the defaults, plus an
+The rules, every switch and the presets are described in ``docs/rules.md``; the defaults
+are the standard game. Presets are YAML files shipped inside the package, in
+``barbu_env/presets/``: a mapping of the switches that differ from the defaults, plus an
 optional ``description``. An unknown switch, a bad value or an unknown preset is a
 ``RulesError`` (a ``ValueError``), never silently ignored.
 
@@ -20,8 +21,8 @@ from typing import Any
 ROTATIONS = ("seven_in_a_row", "every_hand")
 DOUBLING_TARGETS = ("anyone", "declarer_only")
 
-#: Where the presets live: ``configs/rules`` at the project root.
-PRESETS_DIR = Path(__file__).resolve().parent.parent / "configs" / "rules"
+#: Where the presets live: ``barbu_env/presets`` (package data, so installed wheels have them too).
+PRESETS_DIR = Path(__file__).resolve().parent / "presets"
 
 
 class RulesError(ValueError):
@@ -30,12 +31,12 @@ class RulesError(ValueError):
 
 @dataclass(frozen=True)
 class Rules:
-    # --- declarers (A2) ---
+    # --- declarers (docs/rules.md#declarers-and-the-28-hands) ---
     rotation: str = "seven_in_a_row"
     """"seven_in_a_row": a declarer declares 7 hands in a row, then the player on the left;
     "every_hand": the declarer role moves left after every hand."""
 
-    # --- trick play (A4) ---
+    # --- trick play (docs/rules.md#the-trick-contracts) ---
     trumps_must_overtrump: bool = True
     """Trumps: a player playing a trump onto a trick holding trumps must beat them if able."""
     trumps_must_ruff: bool = True
@@ -50,7 +51,7 @@ class Rules:
     end_barbu_early: bool = True
     """Barbu ends when the trick holding K♥ is complete."""
 
-    # --- doubling (A6) ---
+    # --- doubling (docs/rules.md#doubling) ---
     doubling_targets: str = "anyone"
     """"anyone": in the negative contracts anyone may double anyone;
     "declarer_only": only the declarer may be doubled, in every contract."""
@@ -61,7 +62,7 @@ class Rules:
     """Within each declarer's 7 hands every other player must double that declarer at
     least this many times (0..7); enforced through the mask."""
 
-    # --- points (A4, A5) ---
+    # --- points (docs/rules.md#the-seven-contracts) ---
     no_tricks_points: int = -2
     """No Tricks: points per trick taken."""
     no_hearts_points: int = -2
@@ -88,15 +89,20 @@ class Rules:
                 raise RulesError(f"rule {f.name!r} must be an integer, not {value!r}")
             if f.type.startswith("tuple"):
                 n = f.type.count("int")
-                if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != n or not all(
-                    isinstance(v, int) and not isinstance(v, bool) for v in value
+                if (
+                    isinstance(value, (str, bytes))
+                    or not hasattr(value, "__len__")
+                    or len(value) != n
+                    or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
                 ):
                     raise RulesError(f"rule {f.name!r} must be a list of {n} integers, not {value!r}")
                 object.__setattr__(self, f.name, tuple(value))
         if self.rotation not in ROTATIONS:
             raise RulesError(f"rule 'rotation' must be one of {ROTATIONS}, not {self.rotation!r}")
         if self.doubling_targets not in DOUBLING_TARGETS:
-            raise RulesError(f"rule 'doubling_targets' must be one of {DOUBLING_TARGETS}, not {self.doubling_targets!r}")
+            raise RulesError(
+                f"rule 'doubling_targets' must be one of {DOUBLING_TARGETS}, not {self.doubling_targets!r}"
+            )
         if not 0 <= self.min_declarer_doubles <= 7:
             raise RulesError(f"rule 'min_declarer_doubles' must be in 0..7, not {self.min_declarer_doubles!r}")
 
@@ -122,7 +128,7 @@ class Rules:
 
 
 def preset_names() -> list[str]:
-    """Names of the presets in ``configs/rules``."""
+    """Names of the presets in ``barbu_env/presets``."""
     return sorted(p.stem for p in PRESETS_DIR.glob("*.yaml"))
 
 

@@ -41,15 +41,20 @@ of trained checkpoints should cache what it reads from disk so that building is 
 Playing fast
 ------------
 Games are played on ``BarbuState`` directly, with the environment's own
-``ObservationEncoder`` and ``aec.mask_array``: each agent gets exactly the observation
+``ObservationEncoder`` and ``actions.mask_array``: each agent gets exactly the observation
 dict ``barbu_env.env()`` would give it (a test checks this), without the PettingZoo
 bookkeeping. Every decision is put to its agent, forced ones included, as in the
 environment. Deal sets are split into jobs of up to 16 (cut the same way whatever the
 number of workers) played by a ``ProcessPoolExecutor`` (``workers=1`` plays in this
-process); a tqdm bar on stderr counts games. A job's games step in lockstep, so that
-agents sharing a network (trained policies: ``batch_key``, ``probs_batch``, ``choose``)
-are asked for all of them in one forward pass, each agent then drawing its own action
-with its own generator.
+process); a tqdm bar on stderr counts games. A job's games step in lockstep: at each
+step the decisions of all its live games go to one call of ``agents.act_rows``, which
+asks each group of rows at once (see ``barbu_env/agents/base.py``). Agents sharing
+what they decide with (trained policies loaded from one file: one network; heuristic
+agents under the same rules: one compiled kernel) are ``GroupAgent``\\ s asked together
+through ``act_group``, each instance drawing its own action with its own generator;
+other agents with ``act_batch`` answer for their rows in one call (the random agent's
+draws, from its own generator, are exactly those of ``act`` row by row), the rest through
+``act``.
 
 Statistics
 ----------
@@ -86,10 +91,10 @@ from typing import Any
 
 import numpy as np
 
-from barbu_env.aec import AGENTS, mask_array
+from barbu_env.actions import AGENTS, DOUBLE_OFFSET, NUM_ACTIONS, mask_array
+from barbu_env.agents import Agent, act_rows, agent_names, make_agent
 from barbu_env.engine import (
     CONTRACT_NAMES,
-    DOUBLE_OFFSET,
     NUM_CONTRACTS,
     NUM_HANDS,
     NUM_PLAYERS,
@@ -97,7 +102,7 @@ from barbu_env.engine import (
     IllegalActionError,
     Phase,
 )
-from barbu_env.observation import ObservationEncoder
+from barbu_env.observation import OBS_DIM, ObservationEncoder
 from barbu_env.records import GameRecord
 from barbu_env.rules import Rules, load_rules
 
@@ -169,7 +174,7 @@ class PlayedGame:
     doubles: np.ndarray  # int8 [28, 4, 4]: [h, i, j] = 1 if seat i doubled seat j in hand h, 2 if it redoubled
 
 
-def play_game(agents: Sequence[Any], rules: Rules, first_declarer: int, deals: Sequence) -> PlayedGame:
+def play_game(agents: Sequence[Agent], rules: Rules, first_declarer: int, deals: Sequence) -> PlayedGame:
     """Play one game with ``agents[seat]`` choosing for each seat, every decision put to
     its agent as ``barbu_env.env()`` would put it (same observation dict, same agent
     name)."""
@@ -177,48 +182,37 @@ def play_game(agents: Sequence[Any], rules: Rules, first_declarer: int, deals: S
 
 
 def play_games(
-    agent_sets: Sequence[Sequence[Any]], rules: Rules, first_declarers: Sequence[int], deals: Sequence[Sequence]
+    agent_sets: Sequence[Sequence[Agent]], rules: Rules, first_declarers: Sequence[int], deals: Sequence[Sequence]
 ) -> list[PlayedGame]:
     """Play several games in lockstep, game g with ``agent_sets[g][seat]`` in each seat.
 
-    Agents that share a network (a ``batch_key`` attribute, with ``probs_batch(obs,
-    masks)`` and ``choose(probs, mask)``: trained policies) are asked together: one
-    forward pass for the decisions of every game at that step, then each agent draws its
-    own action with its own random generator. Other agents' ``act`` is called one
-    decision at a time."""
+    At every step the decisions of all live games are put in one call to
+    ``agents.act_rows`` (row i: the observation and mask of one game's seat
+    to act, its agent, and that seat's agent name): agents that decide in batches
+    (``act_batch``) or share a network (``batch_key`` / ``act_group``) answer for all
+    their rows at once, the others through ``act`` row by row."""
     states = [
         BarbuState.new_game(rules, rng=np.random.default_rng(0), first_declarer=f, deals=d)
         for f, d in zip(first_declarers, deals)
     ]
     encoders = [ObservationEncoder() for _ in states]
     doubles = [np.zeros((NUM_HANDS, NUM_PLAYERS, NUM_PLAYERS), dtype=np.int8) for _ in states]
+    observations = np.empty((len(states), OBS_DIM), dtype=np.float32)
+    masks = np.empty((len(states), NUM_ACTIONS), dtype=np.int8)
     live = list(range(len(states)))
     while live:
-        actions: dict[int, int] = {}
-        batches: dict[int, list] = {}
-        for g in live:
-            state = states[g]
-            seat = state.current_player
-            agent = agent_sets[g][seat]
-            obs = {"observation": encoders[g].observe(state, seat), "action_mask": mask_array(state.legal_mask())}
-            key = getattr(agent, "batch_key", None)
-            if key is None:
-                actions[g] = agent.act(obs, AGENTS[seat])
-            else:
-                batches.setdefault(id(key), []).append((g, agent, obs))
-        for items in batches.values():
-            probs = items[0][1].probs_batch(
-                np.stack([obs["observation"] for _, _, obs in items]), np.stack([obs["action_mask"] for _, _, obs in items])
-            )
-            for (g, agent, obs), p in zip(items, probs):
-                actions[g] = agent.choose(p, obs["action_mask"])
+        seats = [states[g].current_player for g in live]
+        for row, (g, seat) in enumerate(zip(live, seats)):
+            observations[row] = encoders[g].observe(states[g], seat)
+            masks[row] = mask_array(states[g].legal_mask())
+        agents = [agent_sets[g][seat] for g, seat in zip(live, seats)]
+        actions = act_rows(agents, observations[: len(live)], masks[: len(live)], [AGENTS[s] for s in seats])
         still = []
-        for g in live:
+        for g, seat, action in zip(live, seats, actions.tolist()):
             state = states[g]
-            seat = state.current_player
             phase = state.phase
             try:
-                state.apply_action(actions[g])
+                state.apply_action(action)
             except IllegalActionError as e:
                 name = getattr(agent_sets[g][seat], "name", type(agent_sets[g][seat]).__name__)
                 raise IllegalActionError(f"agent {name!r} in seat {seat}: {e}") from None
@@ -286,8 +280,6 @@ class GameData:
 
 def _play_job(job: _Job) -> tuple[GameData, list[tuple[int, GameRecord]]]:
     """Play the four seatings of each deal set of ``job``."""
-    from barbu_env.agents import make_agent
-
     rows: dict[str, list] = {f: [] for f in GameData.__dataclass_fields__}
     records = []
     games = []  # (set_index, rotation, first_declarer, deals, seeds, agents) of every game of the job
@@ -296,8 +288,9 @@ def _play_job(job: _Job) -> tuple[GameData, list[tuple[int, GameRecord]]]:
         for rotation in range(SEATINGS):
             who = seating(rotation)
             seeds = [agent_seed(job.seed, set_index, rotation, seat) for seat in range(NUM_PLAYERS)]
-            agents = [make_agent(job.specs[who[seat]], seed=seeds[seat], rules=job.rules)
-                      for seat in range(NUM_PLAYERS)]
+            agents = [
+                make_agent(job.specs[who[seat]], seed=seeds[seat], rules=job.rules) for seat in range(NUM_PLAYERS)
+            ]
             games.append((set_index, rotation, first_declarer, deals, seeds, agents))
     played_games = play_games([g[5] for g in games], job.rules, [g[2] for g in games], [g[3] for g in games])
     for (set_index, rotation, first_declarer, _, seeds, _), played in zip(games, played_games):
@@ -331,8 +324,38 @@ def _play_job(job: _Job) -> tuple[GameData, list[tuple[int, GameRecord]]]:
 # ---------------------------------------------------------------------- statistics
 
 # Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom.
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+_T95 = (
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+)
 
 
 def t95(df: int) -> float:
@@ -434,8 +457,13 @@ class InstanceStats:
     first_place: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "spec": self.spec, "index": self.index,
-                "score_per_game": self.score.to_dict(), "first_place_share": _r(self.first_place)}
+        return {
+            "label": self.label,
+            "spec": self.spec,
+            "index": self.index,
+            "score_per_game": self.score.to_dict(),
+            "first_place_share": _r(self.first_place),
+        }
 
 
 @dataclass
@@ -450,8 +478,14 @@ class HeadToHead:
     games: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "score_difference_per_game": self.difference.to_dict(),
-                "games_won_share": _r(self.games_won), "hands_won_share": _r(self.hands_won), "games": self.games}
+        return {
+            "a": self.a,
+            "b": self.b,
+            "score_difference_per_game": self.difference.to_dict(),
+            "games_won_share": _r(self.games_won),
+            "hands_won_share": _r(self.hands_won),
+            "games": self.games,
+        }
 
 
 @dataclass
@@ -549,8 +583,9 @@ def summarize(specs: Sequence[str], data: GameData, seed: int, rules: Rules, rul
     made = (data.doubles == 1).sum(axis=3)  # [G, H, seat]: doubles made
     redoubled = (data.doubles == 2).sum(axis=3)
     received = (data.doubles == 1).sum(axis=2)  # [G, H, seat]: players doubling the seat
-    made, redoubled, received = (np.take_along_axis(x, np.broadcast_to(per_hand, x.shape), axis=2)
-                                 for x in (made, redoubled, received))
+    made, redoubled, received = (
+        np.take_along_axis(x, np.broadcast_to(per_hand, x.shape), axis=2) for x in (made, redoubled, received)
+    )
     top = score == score.max(axis=1, keepdims=True)
     first_share = top / top.sum(axis=1, keepdims=True)
 
@@ -582,12 +617,20 @@ def summarize(specs: Sequence[str], data: GameData, seed: int, rules: Rules, rul
             redouble_rate=float(redoubled[:, :, members].sum() / doubled_me) if doubled_me else None,
             side_bet_gain=Estimate.of(per_set((settled - raw).sum(axis=1), np.full_like(score, NUM_HANDS), members)),
         )
-        entries.append(EntryStats(
-            label=entry_labels[members[0]], spec=spec, instances=members,
-            score=Estimate.of(per_set(score, ones, members)),
-            first_place=float(first_share[:, members].mean()),
-            declarer=decl, defender=defn, declarer_raw=decl_raw, defender_raw=defn_raw, doubling=doubling,
-        ))
+        entries.append(
+            EntryStats(
+                label=entry_labels[members[0]],
+                spec=spec,
+                instances=members,
+                score=Estimate.of(per_set(score, ones, members)),
+                first_place=float(first_share[:, members].mean()),
+                declarer=decl,
+                defender=defn,
+                declarer_raw=decl_raw,
+                defender_raw=defn_raw,
+                doubling=doubling,
+            )
+        )
     instances = [
         InstanceStats(labels[k], specs[k], k, Estimate.of(per_set(score, ones, [k])), float(first_share[:, k].mean()))
         for k in range(NUM_PLAYERS)
@@ -596,22 +639,34 @@ def summarize(specs: Sequence[str], data: GameData, seed: int, rules: Rules, rul
     def versus(a: list[int], b: list[int], name_a: str, name_b: str) -> HeadToHead:
         diff = score[:, a].mean(axis=1) - score[:, b].mean(axis=1)
         won_games = [(score[:, i] > score[:, j]) + 0.5 * (score[:, i] == score[:, j]) for i in a for j in b]
-        won_hands = [(settled[:, :, i] > settled[:, :, j]) + 0.5 * (settled[:, :, i] == settled[:, :, j])
-                     for i in a for j in b]
-        return HeadToHead(name_a, name_b, Estimate.of(diff.reshape(n_sets, -1).mean(axis=1)),
-                          float(np.mean(won_games)), float(np.mean(won_hands)), g_count)
+        won_hands = [
+            (settled[:, :, i] > settled[:, :, j]) + 0.5 * (settled[:, :, i] == settled[:, :, j]) for i in a for j in b
+        ]
+        return HeadToHead(
+            name_a,
+            name_b,
+            Estimate.of(diff.reshape(n_sets, -1).mean(axis=1)),
+            float(np.mean(won_games)),
+            float(np.mean(won_hands)),
+            g_count,
+        )
 
-    h2h = [versus(x.instances, y.instances, x.label, y.label)
-           for i, x in enumerate(entries) for y in entries[i + 1:]]
+    h2h = [versus(x.instances, y.instances, x.label, y.label) for i, x in enumerate(entries) for y in entries[i + 1 :]]
     h2h_inst = [versus([i], [j], labels[i], labels[j]) for i in range(NUM_PLAYERS) for j in range(i + 1, NUM_PLAYERS)]
     game_table = [
-        {"game": int(data.game[g]), "deal_set": int(data.deal_set[g]), "seating": int(data.rotation[g]),
-         "first_declarer": int(data.first_declarer[g]),
-         "seats": [labels[k] for k in seating(int(data.rotation[g]))], "scores": data.scores[g].tolist()}
+        {
+            "game": int(data.game[g]),
+            "deal_set": int(data.deal_set[g]),
+            "seating": int(data.rotation[g]),
+            "first_declarer": int(data.first_declarer[g]),
+            "seats": [labels[k] for k in seating(int(data.rotation[g]))],
+            "scores": data.scores[g].tolist(),
+        }
         for g in games
     ]
-    return TournamentResult(specs, labels, seed, rules, rules_name, g_count, n_sets, entries, instances,
-                            h2h, h2h_inst, game_table)
+    return TournamentResult(
+        specs, labels, seed, rules, rules_name, g_count, n_sets, entries, instances, h2h, h2h_inst, game_table
+    )
 
 
 # ---------------------------------------------------------------------- the tournament
@@ -637,16 +692,15 @@ def evaluate(
 
     from tqdm import tqdm
 
-    from barbu_env.agents import agent_names
-
     specs = tuple(agents)
     if len(specs) != NUM_PLAYERS:
         raise ValueError(f"a tournament takes exactly 4 agents (repeats allowed), got {len(specs)}: {list(specs)}")
     known = set(agent_names())
     for spec in specs:
         if spec not in known and not Path(spec).exists():
-            raise ValueError(f"unknown agent {spec!r}: registered agents are {sorted(known)}, "
-                             "or give a checkpoint path")
+            raise ValueError(
+                f"unknown agent {spec!r}: registered agents are {sorted(known)}, or give a checkpoint path"
+            )
     if games < 1:
         raise ValueError(f"games must be at least 1, not {games}")
     if seed < 0:
@@ -665,8 +719,10 @@ def evaluate(
     # the number of workers, so that batched agents see the same batches.
     chunk = max(1, min(16, -(-n_sets // 16)))
     _, labels = agent_labels(specs)
-    jobs = [_Job(specs, tuple(labels), rules, seed, a, min(a + chunk, n_sets), record_games)
-            for a in range(0, n_sets, chunk)]
+    jobs = [
+        _Job(specs, tuple(labels), rules, seed, a, min(a + chunk, n_sets), record_games)
+        for a in range(0, n_sets, chunk)
+    ]
     digits = max(5, len(str(n_sets * SEATINGS - 1)))
 
     parts: list[GameData] = []
@@ -727,18 +783,24 @@ def format_table(result: TournamentResult) -> str:
     lines = [
         f"Duplicate tournament: {r.games} games = {r.deal_sets} deal sets x {SEATINGS} seatings; "
         f"rules {r.rules_name}; seed {r.seed}",
-        "Seating 0: " + ", ".join(f"P{s} {lab}" for s, lab in enumerate(r.labels))
-        + f"; seating r moves every agent r seats left",
+        "Seating 0: "
+        + ", ".join(f"P{s} {lab}" for s, lab in enumerate(r.labels))
+        + "; seating r moves every agent r seats left",
     ]
     if r.run.get("seconds"):
-        lines.append(f"{r.games} games in {r.run['seconds']:.1f} s on {r.run['workers']} worker(s): "
-                     f"{r.run['games_per_second']:.1f} games/s")
+        lines.append(
+            f"{r.games} games in {r.run['seconds']:.1f} s on {r.run['workers']} worker(s): "
+            f"{r.run['games_per_second']:.1f} games/s"
+        )
     if r.run.get("records_saved"):
         lines.append(f"{r.run['records_saved']} game records saved in {r.run['records_dir']}")
 
     se_note = "s.e. and 95% CI over deal sets" if r.deal_sets > 1 else "one deal set: no s.e."
-    lines += ["", f"Score per game ({se_note})",
-              f"{'entry':<{width}}{'mean':>8}{'s.e.':>7}  {'95% CI':<20}{'1st place':>10}"]
+    lines += [
+        "",
+        f"Score per game ({se_note})",
+        f"{'entry':<{width}}{'mean':>8}{'s.e.':>7}  {'95% CI':<20}{'1st place':>10}",
+    ]
 
     def score_row(label: str, e: Estimate, first: float, indent: str = "") -> str:
         se = f"{e.se:7.1f}" if e.se is not None else f"{'-':>7}"
@@ -752,28 +814,38 @@ def format_table(result: TournamentResult) -> str:
                 lines.append(score_row(inst.label, inst.score, inst.first_place, "  "))
 
     heads = ("NoTricks", "NoHearts", "NoQueens", "Barbu", "NoLast2", "Trumps", "Domino")
-    lines += ["", "Mean settled score per hand by contract (as declarer: one hand per game; as defender: three)",
-              f"{'entry':<{width}}{'role':<10}" + "".join(f"{h:>10}" for h in heads)]
+    lines += [
+        "",
+        "Mean settled score per hand by contract (as declarer: one hand per game; as defender: three)",
+        f"{'entry':<{width}}{'role':<10}" + "".join(f"{h:>10}" for h in heads),
+    ]
     for e in r.entries:
         for role, est in (("declarer", e.declarer), ("defender", e.defender)):
             label = e.label if role == "declarer" else ""
             lines.append(f"{label:<{width}}{role:<10}" + "".join(f"{_pm(est[c].mean, 10)}" for c in CONTRACT_NAMES))
 
-    lines += ["", "Doubling, per hand",
-              f"{'entry':<{width}}{'doubles':>9}{'rate':>8}{'doubled':>9}{'redoubles':>11}{'per dbl':>9}"
-              f"{'side bets':>11}"]
+    lines += [
+        "",
+        "Doubling, per hand",
+        f"{'entry':<{width}}{'doubles':>9}{'rate':>8}{'doubled':>9}{'redoubles':>11}{'per dbl':>9}{'side bets':>11}",
+    ]
     for e in r.entries:
         d = e.doubling
         rr = f"{d.redouble_rate:>9.1%}" if d.redouble_rate is not None else f"{'-':>9}"
-        lines.append(f"{e.label:<{width}}{d.doubles_per_hand:>9.2f}{d.double_rate:>8.1%}{d.doubled_per_hand:>9.2f}"
-                     f"{d.redoubles_per_hand:>11.2f}{rr}{_pm(d.side_bet_gain.mean, 11, 2)}")
+        lines.append(
+            f"{e.label:<{width}}{d.doubles_per_hand:>9.2f}{d.double_rate:>8.1%}{d.doubled_per_hand:>9.2f}"
+            f"{d.redoubles_per_hand:>11.2f}{rr}{_pm(d.side_bet_gain.mean, 11, 2)}"
+        )
     lines.append("  rate: share of its non-declarer turns with a double; per dbl: redoubles per double received;")
     lines.append("  side bets: settled minus raw score")
 
     pairs, what = (r.head_to_head, "entries") if r.head_to_head else (r.head_to_head_instances, "instances")
     pw = max(len(f"{h.a} vs {h.b}") for h in pairs) + 2
-    lines += ["", f"Head to head ({what}): score difference per game, share of games and hands won",
-              f"{'pair':<{pw}}{'diff':>8}{'s.e.':>7}  {'95% CI':<20}{'games':>7}{'hands':>8}"]
+    lines += [
+        "",
+        f"Head to head ({what}): score difference per game, share of games and hands won",
+        f"{'pair':<{pw}}{'diff':>8}{'s.e.':>7}  {'95% CI':<20}{'games':>7}{'hands':>8}",
+    ]
     for h in pairs:
         e = h.difference
         se = f"{e.se:7.1f}" if e.se is not None else f"{'-':>7}"
@@ -810,15 +882,30 @@ def plot_results(result: TournamentResult, path: str | Path) -> Path:
             means = [est[c].mean for c in CONTRACT_NAMES]
             err = None
             if show_ci:
-                err = np.array([[est[c].mean - est[c].ci95[0] for c in CONTRACT_NAMES],
-                                [est[c].ci95[1] - est[c].mean for c in CONTRACT_NAMES]])
-            ax.bar(x + (i - (len(entries) - 1) / 2) * bar, means, bar * 0.92, yerr=err, capsize=3,
-                   color=colors[i % 10], label=e.label, error_kw={"elinewidth": 1, "ecolor": "0.25"})
+                err = np.array(
+                    [
+                        [est[c].mean - est[c].ci95[0] for c in CONTRACT_NAMES],
+                        [est[c].ci95[1] - est[c].mean for c in CONTRACT_NAMES],
+                    ]
+                )
+            ax.bar(
+                x + (i - (len(entries) - 1) / 2) * bar,
+                means,
+                bar * 0.92,
+                yerr=err,
+                capsize=3,
+                color=colors[i % 10],
+                label=e.label,
+                error_kw={"elinewidth": 1, "ecolor": "0.25"},
+            )
         ax.axhline(0, color="0.3", linewidth=0.8)
         ax.axvline(4.5, color="0.75", linewidth=0.8, linestyle=":")
         ax.set_ylabel("mean settled score per hand")
-        title = "As declarer (one hand of each contract per game)" if role == "declarer" else \
-            "As defender (three hands of each contract per game)"
+        title = (
+            "As declarer (one hand of each contract per game)"
+            if role == "declarer"
+            else "As defender (three hands of each contract per game)"
+        )
         ax.set_title(title, loc="left", fontsize=11)
         ax.grid(axis="y", alpha=0.3)
         ax.set_axisbelow(True)
@@ -835,14 +922,28 @@ def plot_results(result: TournamentResult, path: str | Path) -> Path:
         bars = [(inst.label, inst.score, colors[0]) for inst in r.instances]
     xs = np.arange(len(bars))
     lows, highs = [0.0], [0.0]
-    for x_, (label, score, color) in zip(xs, bars):
+    for x_, (_, score, color) in zip(xs, bars):
         low, high = score.ci95 if show_ci and score.ci95 is not None else (score.mean, score.mean)
-        side.bar(x_, score.mean, 0.6, yerr=[[score.mean - low], [high - score.mean]] if show_ci else None,
-                 capsize=4, color=color, error_kw={"elinewidth": 1, "ecolor": "0.25"})
+        side.bar(
+            x_,
+            score.mean,
+            0.6,
+            yerr=[[score.mean - low], [high - score.mean]] if show_ci else None,
+            capsize=4,
+            color=color,
+            error_kw={"elinewidth": 1, "ecolor": "0.25"},
+        )
         text = f"{score.mean:+.1f}" + (f"\n[{low:+.1f}, {high:+.1f}]" if show_ci and score.ci95 is not None else "")
         up = score.mean >= 0
-        side.annotate(text, (x_, high if up else low), xytext=(0, 4 if up else -4), textcoords="offset points",
-                      ha="center", va="bottom" if up else "top", fontsize=8.5)
+        side.annotate(
+            text,
+            (x_, high if up else low),
+            xytext=(0, 4 if up else -4),
+            textcoords="offset points",
+            ha="center",
+            va="bottom" if up else "top",
+            fontsize=8.5,
+        )
         lows.append(low)
         highs.append(high)
     span = max(max(highs) - min(lows), 20.0)
@@ -871,8 +972,8 @@ def plot_results(result: TournamentResult, path: str | Path) -> Path:
 
 __all__ = [
     "CONTRACT_LABELS",
-    "Estimate",
     "EntryStats",
+    "Estimate",
     "GameData",
     "HeadToHead",
     "InstanceStats",

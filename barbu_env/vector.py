@@ -2,7 +2,7 @@
 
 ``VectorBarbu(num_games, rules=..., seed=...)`` holds B games as structure-of-arrays
 and steps them all with one call into numba-compiled kernels (``barbu_env._kernels``).
-Each game follows SPEC part A under every switch of ``Rules``, and each decision's
+Each game follows the rules (docs/rules.md) under every switch of ``Rules``, and each decision's
 observation and mask are exactly, bit for bit, what the AEC environment
 (``barbu_env.env()``) gives the seat to act: ``tests/test_vector.py`` plays games
 through both and compares every decision.
@@ -24,7 +24,7 @@ name           type              meaning
 
 * ``obs[i]`` is the observation of ``seat[i]``, the seat to act in game i, and
   ``masks[i]`` its legal actions (``observation.OBS_DIM`` values laid out as
-  ``observation.SLICES``; actions as SPEC B2). Every decision is a turn, forced ones
+  ``observation.SLICES``; actions as in docs/rules.md). Every decision is a turn, forced ones
   included, as in the AEC environment.
 * ``actions[i]`` is the action of ``seat[i]`` in game i. An illegal action raises
   ``IllegalActionError`` naming the game, the action and the legal ones, and changes no
@@ -96,36 +96,27 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import _kernels as K
-from .engine import NUM_ACTIONS, NUM_HANDS, NUM_PLAYERS, IllegalActionError, actions_of, parse_deal
-from .observation import OBS_DIM, OFFSETS
+from .actions import NUM_ACTIONS, action_text, actions_of
+from .engine import NUM_HANDS, NUM_PLAYERS, IllegalActionError, parse_deal
+from .observation import OBS_DIM
 from .rules import Rules, load_rules
 
 __all__ = ["VectorBarbu", "rules_params"]
 
 
-def _check_layout() -> None:
-    """The kernels' literal observation offsets agree with observation.OFFSETS."""
-    starts = {
-        "hand": K.O_HAND, "trick": K.O_TRICK, "played": K.O_PLAYED, "taken": K.O_TAKEN,
-        "domino_playable": K.O_PLAYABLE,
-        "phase": K.O_HAND_BLOCK + K.H_PHASE, "contract": K.O_HAND_BLOCK + K.H_CONTRACT,
-        "trump": K.O_HAND_BLOCK + K.H_TRUMP, "domino_rank": K.O_HAND_BLOCK + K.H_RANK,
-        "declarer": K.O_HAND_BLOCK + K.H_DECLARER, "doubled": K.O_HAND_BLOCK + K.H_DOUBLED,
-        "doubling_done": K.O_HAND_BLOCK + K.H_DONE, "owed": K.O_HAND_BLOCK + K.H_OWED,
-        "contracts_left": K.O_HAND_BLOCK + K.H_LEFT, "hand_number": K.O_HAND_BLOCK + K.H_HAND_NO,
-        "game_scores": K.O_HAND_BLOCK + K.H_SCORES,
-        "to_act": K.O_TO_ACT, "leader": K.O_LEADER, "trick_number": K.O_TRICK_NO, "tricks_won": K.O_WON,
-        "hand_points": K.O_POINTS, "domino_place": K.O_PLACE, "cards_left": K.O_CARDS_LEFT, "voids": K.O_VOIDS,
-    }
-    actual = {name: start for name, (start, _, _) in OFFSETS.items()}
-    if actual != starts or OBS_DIM != K.OBS_DIM or K.O_HAND_BLOCK + K.HAND_BLOCK_LEN != K.O_STEP_BLOCK:
+def _check_compiled_constants() -> None:
+    """The kernels' compiled numbers (possibly from numba's disk cache) are the current
+    layout, action ids and the rest of ``_kernels.FROZEN``; numba's cache notices changes
+    to ``_kernels.py`` only, not to the modules these numbers come from."""
+    compiled = tuple(K.compiled_constants())
+    if compiled != K.FROZEN:
         raise ImportError(
-            "barbu_env._kernels' observation offsets no longer match barbu_env.observation.SLICES; "
-            f"update the O_*/H_* constants there (kernels {starts}, observation {actual})"
+            "numba's disk cache of barbu_env._kernels was compiled for another observation layout or action "
+            "ids: delete barbu_env/__pycache__/_kernels.*.nbi and _kernels.*.nbc and import again"
         )
 
 
-_check_layout()
+_check_compiled_constants()
 
 
 def rules_params(rules: Rules) -> np.ndarray:
@@ -155,8 +146,9 @@ def rules_params(rules: Rules) -> np.ndarray:
 class VectorBarbu:
     """B Barbu games stepped together (see the module docstring)."""
 
-    def __init__(self, num_games: int, rules: Rules | str | dict | None = None, seed: int | None = None,
-                 copy: bool = True):
+    def __init__(
+        self, num_games: int, rules: Rules | str | dict | None = None, seed: int | None = None, copy: bool = True
+    ):
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive int, not {num_games!r}")
         B = self.num_games = int(num_games)
@@ -193,8 +185,12 @@ class VectorBarbu:
 
     # ------------------------------------------------------------------ API
 
-    def reset(self, seed: int | None = None, deals: Sequence | np.ndarray | None = None,
-              first_declarers: int | Sequence[int | None] | None = None):
+    def reset(
+        self,
+        seed: int | None = None,
+        deals: Sequence | np.ndarray | None = None,
+        first_declarers: int | Sequence[int | None] | None = None,
+    ):
         """Start a new game in every slot. Returns ``(obs, masks, seat)``.
 
         ``deals``: None, or per game None or a list of up to 28 deals as the AEC
@@ -208,8 +204,20 @@ class VectorBarbu:
             self._cards[:, K.K_RNG] = np.random.SeedSequence(seed).generate_state(self.num_games, dtype=np.uint64)
             self._seeded = True
         self._preset[:] = preset
-        K.reset_games(self._ints, self._cards, self._hblock, self._hblock64, self._preset, self._rp, n_preset,
-                      first, self._obs, self._obs64, self._masks, self._seat)
+        K.reset_games(
+            self._ints,
+            self._cards,
+            self._hblock,
+            self._hblock64,
+            self._preset,
+            self._rp,
+            n_preset,
+            first,
+            self._obs,
+            self._obs64,
+            self._masks,
+            self._seat,
+        )
         self._has_reset = True
         return self._out(self._obs), self._out(self._masks), self._out(self._seat)
 
@@ -222,9 +230,24 @@ class VectorBarbu:
         if actions.shape != (self.num_games,) or not np.issubdtype(actions.dtype, np.integer):
             raise ValueError(f"actions must be {self.num_games} ints, not {actions.dtype} of shape {actions.shape}")
         actions = np.ascontiguousarray(actions, dtype=np.int64)  # one compiled signature
-        bad = K.step_games(self._ints, self._cards, self._hblock, self._hblock64, self._preset, self._rp, actions,
-                           self._obs, self._obs64, self._masks, self._seat, self._rewards, self._dones,
-                           self._hand_over, self._final_scores, self._lengths)
+        bad = K.step_games(
+            self._ints,
+            self._cards,
+            self._hblock,
+            self._hblock64,
+            self._preset,
+            self._rp,
+            actions,
+            self._obs,
+            self._obs64,
+            self._masks,
+            self._seat,
+            self._rewards,
+            self._dones,
+            self._hand_over,
+            self._final_scores,
+            self._lengths,
+        )
         if bad >= 0:  # nothing was applied
             raise IllegalActionError(self._illegal_message(bad, int(actions[bad])))
         out = self._out
@@ -295,8 +318,6 @@ class VectorBarbu:
         return np.array(values, dtype=np.int64)
 
     def _illegal_message(self, game: int, action: int) -> str:
-        from .actions import action_text
-
         lo, hi = (int(x) for x in self._cards[game, [K.K_LEGAL_LO, K.K_LEGAL_HI]])
         legal = lo | hi << 64
         what = f"{action} ({action_text(action)})" if 0 <= action < NUM_ACTIONS else repr(action)

@@ -6,7 +6,7 @@ Class                ``barbu_env.vector_gym.BarbuVectorEnv(num_envs, rules=None,
 Sub-environment i    game i of a ``barbu_env.vector.VectorBarbu``, all four seats
                      played by the caller (self-play)
 Single obs space     ``Box(924,) float32``: the observation of the seat to act
-Single action space  ``Discrete(85)`` (SPEC B2)
+Single action space  ``Discrete(85)`` (docs/rules.md#cards-actions-and-observations)
 Action masks         ``envs.action_masks()`` bool [B, 85], also ``info["action_mask"]``
 Autoreset            ``AutoresetMode.SAME_STEP`` (``metadata["autoreset_mode"]``)
 ===================  =============================================================
@@ -42,7 +42,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .engine import NUM_ACTIONS
+from .actions import NUM_ACTIONS
 from .observation import OBS_HIGH, OBS_LOW
 from .rules import Rules
 from .vector import VectorBarbu

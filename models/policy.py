@@ -155,15 +155,9 @@ class BarbuActorCritic(nn.Module):
         return self.policy_head(h), value
 
     def distribution(self, obs: torch.Tensor, mask: torch.Tensor) -> MaskedCategorical:
+        """The masked policy (acting needs no critic: ``training.policy_agent.PolicyAgent``
+        plays a network as an agent)."""
         return MaskedCategorical(self.policy_head(self.features(obs)), mask)
-
-    @torch.no_grad()
-    def act(self, obs: np.ndarray, mask: np.ndarray, deterministic: bool = False, generator=None) -> np.ndarray:
-        """Actions for a numpy batch (no gradients)."""
-        dist = self.distribution(torch.as_tensor(obs, dtype=torch.float32), torch.as_tensor(mask))
-        if deterministic:
-            return dist.mode().numpy()
-        return dist.sample(generator).numpy()
 
 
 # ---------------------------------------------------------------------- checkpoints

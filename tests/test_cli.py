@@ -13,8 +13,24 @@ from barbu_env.cli import build_parser, main
 
 def test_eval_prints_a_table_and_writes_json_and_a_plot(tmp_path, capsys):
     out, plot = tmp_path / "X.json", tmp_path / "X.png"
-    code = main(["eval", "--agents", "random,random,random,random", "--games", "8", "--seed", "1",
-                 "--out", str(out), "--plot", str(plot), "--no-progress", "--workers", "1"])
+    code = main(
+        [
+            "eval",
+            "--agents",
+            "random,random,random,random",
+            "--games",
+            "8",
+            "--seed",
+            "1",
+            "--out",
+            str(out),
+            "--plot",
+            str(plot),
+            "--no-progress",
+            "--workers",
+            "1",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "Duplicate tournament: 8 games = 2 deal sets x 4 seatings" in printed
@@ -27,8 +43,27 @@ def test_eval_prints_a_table_and_writes_json_and_a_plot(tmp_path, capsys):
 
 def test_eval_saves_records_that_replay_prints(tmp_path, capsys):
     records = tmp_path / "games"
-    assert main(["eval", "--agents", "heuristic,random,random,random", "--games", "4", "--seed", "3",
-                 "--records", str(records), "--record-games", "2", "--no-progress", "--workers", "1"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--agents",
+                "heuristic,random,random,random",
+                "--games",
+                "4",
+                "--seed",
+                "3",
+                "--records",
+                str(records),
+                "--record-games",
+                "2",
+                "--no-progress",
+                "--workers",
+                "1",
+            ]
+        )
+        == 0
+    )
     files = sorted(records.glob("*.json"))
     assert [f.name for f in files] == ["game_00000.json", "game_00001.json"]
     capsys.readouterr()
@@ -47,8 +82,22 @@ def test_eval_saves_records_that_replay_prints(tmp_path, capsys):
 
 def test_replay_of_a_tampered_record_fails_with_a_message(tmp_path, capsys):
     records = tmp_path / "games"
-    main(["eval", "--agents", "random,random,random,random", "--games", "4", "--records", str(records),
-          "--record-games", "1", "--no-progress", "--workers", "1"])
+    main(
+        [
+            "eval",
+            "--agents",
+            "random,random,random,random",
+            "--games",
+            "4",
+            "--records",
+            str(records),
+            "--record-games",
+            "1",
+            "--no-progress",
+            "--workers",
+            "1",
+        ]
+    )
     path = records / "game_00000.json"
     doc = json.loads(path.read_text())
     doc["final_scores"][0] += 5

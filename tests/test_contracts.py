@@ -1,5 +1,5 @@
-"""The rules of play of every contract (SPEC A4, A5), the doubling turns (A6), the
-declarer rotation (A2) and illegal actions, on scripted deals written as card strings."""
+"""The rules of play of every contract (docs/rules.md), the doubling turns, the
+declarer rotation and illegal actions, on scripted deals written as card strings."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``HeuristicAgent.act_batch`` (numba kernels) picks exactly ``act``'s action on every
+"""The heuristic (numba kernels, through ``HeuristicAgent.act_batch`` and ``act``) picks
+exactly the action of the plain-Python oracle (``tests/heuristic_oracle.py``) on every
 decision: seeded full games of heuristic and random players under every rules preset
 and under other switches and point values, every decision (observation, mask) compared
 row by row."""
@@ -9,10 +10,11 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from heuristic_oracle import OracleHeuristic
 
 import barbu_env
 from barbu_env.actions import action_text
-from barbu_env.agents import BatchAgent, act_batch
+from barbu_env.agents import BatchAgent, GroupAgent, act_batch, act_rows
 from barbu_env.agents.heuristic import HeuristicAgent
 from barbu_env.agents.random_agent import RandomAgent
 from barbu_env.engine import CONTRACT_NAMES, Phase
@@ -71,11 +73,11 @@ LINEUPS = (
 
 def collect(rules, seed: int, num_games: int, games_each: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Every decision (observation, mask) of ``num_games`` slots of ``VectorBarbu`` played
-    until each slot has finished ``games_each`` games: the heuristic (``act``, the
-    reference, so that the games do not depend on the kernels) in the seats of the slot's
-    lineup, random players in the others."""
+    until each slot has finished ``games_each`` games: the heuristic (the oracle, so that
+    the games do not depend on the kernels) in the seats of the slot's lineup, random
+    players in the others."""
     rules = load_rules(rules)
-    reference = HeuristicAgent(rules=rules)
+    reference = OracleHeuristic(rules=rules)
     rnd = RandomAgent(seed)
     venv = VectorBarbu(num_games, rules=rules, seed=seed)
     obs, masks, seat = venv.reset()
@@ -117,22 +119,28 @@ def describe(obs: np.ndarray, mask: np.ndarray) -> str:
         "trick: "
         + ", ".join(f"seat {s}: {hand_by_suit(cards(d['trick'][s]))}" for s in range(4) if d["trick"][s].any()),
         "played: " + " | ".join(hand_by_suit(cards(d["played"][s])) for s in range(4)),
-        f"cards left: {np.round(d['cards_left'] * 13).astype(int).tolist()}, doubled: {d['doubled'].astype(int).tolist()}",
+        f"cards left: {np.round(d['cards_left'] * 13).astype(int).tolist()}, "
+        f"doubled: {d['doubled'].astype(int).tolist()}",
         "legal: " + ", ".join(f"{a} ({action_text(a)})" for a in np.flatnonzero(mask)),
     ]
     return "\n".join(lines)
 
 
 def assert_same_actions(agent: HeuristicAgent, obs: np.ndarray, masks: np.ndarray) -> None:
+    """``agent.act_batch`` and ``agent.act`` choose the oracle's action on every row; the
+    first difference is described."""
+    oracle = OracleHeuristic(rules=agent.rules)
     batch = agent.act_batch(obs, masks)
     assert batch.dtype == np.int64 and batch.shape == (len(obs),)
     for k, (o, m) in enumerate(zip(obs, masks)):
-        expected = agent.act({"observation": o, "action_mask": m})
-        if batch[k] != expected:
-            raise AssertionError(
-                f"decision {k} of {len(obs)}: act chose {expected} ({action_text(expected)}), act_batch "
-                f"{batch[k]} ({action_text(int(batch[k])) if 0 <= batch[k] < 85 else '?'})\n{describe(o, m)}"
-            )
+        observation = {"observation": o, "action_mask": m}
+        expected = oracle.act(observation)
+        for how, action in (("act_batch", int(batch[k])), ("act", agent.act(observation))):
+            if action != expected:
+                raise AssertionError(
+                    f"decision {k} of {len(obs)}: the oracle chose {expected} ({action_text(expected)}), {how} "
+                    f"{action} ({action_text(action) if 0 <= action < 85 else '?'})\n{describe(o, m)}"
+                )
 
 
 def coverage(obs: np.ndarray, masks: np.ndarray) -> Counter:
@@ -157,11 +165,11 @@ def check_rule_set(rules, seed: int, num_games: int, games_each: int = 1) -> int
     return len(obs)
 
 
-# ---------------------------------------------------------------- the batch equals act
+# ---------------------------------------------------------------- the kernels equal the oracle
 
 
 @pytest.mark.parametrize("name,rules", RULE_SETS, ids=[name for name, _ in RULE_SETS])
-def test_act_batch_equals_act_on_every_decision_of_full_games(name, rules):
+def test_kernels_equal_the_oracle_on_every_decision_of_full_games(name, rules):
     # 6 slots, each to the end of a whole game (about 1,650 decisions): ~10k decisions per
     # rule set, ~70k in all.
     n = check_rule_set(rules, seed=sum(map(ord, name)), num_games=6)
@@ -170,14 +178,14 @@ def test_act_batch_equals_act_on_every_decision_of_full_games(name, rules):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name,rules", RULE_SETS, ids=[name for name, _ in RULE_SETS])
-def test_act_batch_equals_act_on_many_more_games(name, rules):
+def test_kernels_equal_the_oracle_on_many_more_games(name, rules):
     # 24 slots x 2 games per rule set: ~80k decisions per rule set, ~550k in all.
     n = check_rule_set(rules, seed=1000 + sum(map(ord, name)), num_games=24, games_each=2)
     assert n > 24 * 2 * 1000
 
 
 @pytest.mark.parametrize("name", ["standard", "points"])
-def test_act_batch_equals_act_on_hand_level_choices_with_random_hands(name):
+def test_kernels_equal_the_oracle_on_hand_level_choices_with_random_hands(name):
     """Declaring, trump, Domino rank and doubling (the float-heavy linear models) on
     20,000 more hands: decisions of a played game with the hand row replaced by a random
     hand and, when declaring, a random set of two or more contracts still to declare."""
@@ -201,12 +209,14 @@ def test_act_batch_equals_act_on_hand_level_choices_with_random_hands(name):
     assert_same_actions(HeuristicAgent(rules=rules), obs, masks)
 
 
-def test_act_batch_equals_act_through_the_aec_environment():
+def test_act_and_act_batch_equal_the_oracle_through_the_aec_environment():
     """One game through ``barbu_env.env()`` (int8 masks, one decision at a time), the
-    heuristic in two seats and taking ``act_batch``'s action."""
+    heuristic in two seats and taking ``act_batch``'s action, ``act`` and the oracle
+    agreeing."""
     env = barbu_env.env(rules="classic")
     env.reset(seed=5)
     agent = HeuristicAgent(rules="classic")
+    oracle = OracleHeuristic(rules="classic")
     rnd = RandomAgent(5)
     decisions = 0
     for name in env.agent_iter():
@@ -218,7 +228,7 @@ def test_act_batch_equals_act_through_the_aec_environment():
         assert m.dtype == np.int8
         if name in ("player_0", "player_2"):
             action = int(agent.act_batch(o[None], m[None])[0])
-            assert action == agent.act(obs, name), describe(o, m)
+            assert action == agent.act(obs, name) == oracle.act(obs, name), describe(o, m)
         else:
             action = rnd.act(obs, name)
         env.step(action)
@@ -236,6 +246,35 @@ def test_heuristic_is_a_batch_agent_and_the_helper_uses_its_batch():
     obs, masks = obs[:500], masks[:500]
     expected = agent.act_batch(obs, masks)
     assert np.array_equal(act_batch(agent, obs, masks), expected)
+
+
+def test_instances_with_equal_rules_are_asked_together_and_decide_as_each_would():
+    standard, other, odd = HeuristicAgent(seed=1), HeuristicAgent(seed=2), HeuristicAgent(rules=VARIANTS["points"])
+    assert isinstance(standard, GroupAgent)
+    assert standard.batch_key == other.batch_key != odd.batch_key
+    obs, masks = collect("standard", seed=7, num_games=2)
+    obs, masks = obs[:600], masks[:600]
+    grouped = HeuristicAgent.act_group([standard, other] * 300, obs, masks)
+    assert np.array_equal(grouped, standard.act_batch(obs, masks))
+    # act_rows asks each group once; rows of the odd-points instance follow its own rules.
+    agents = [standard, other, odd] * 200
+    rows = act_rows(agents, obs, masks)
+    assert np.array_equal(rows, [agents[k].act_batch(obs[k : k + 1], masks[k : k + 1])[0] for k in range(600)])
+    assert not np.array_equal(odd.act_batch(obs, masks), standard.act_batch(obs, masks))
+
+
+def test_act_takes_any_mask_type_and_strided_rows():
+    agent = HeuristicAgent()
+    obs, masks = collect("standard", seed=9, num_games=1)
+    obs, masks = obs[:400], masks[:400]
+    expected = agent.act_batch(obs, masks)
+    wide = np.zeros((len(obs), 2 * obs.shape[1]), dtype=np.float64)
+    wide[:, ::2] = obs  # every other value: a strided float64 row
+    for m in (masks, masks.astype(np.int8), masks.astype(np.int64), masks.astype(np.float32)):
+        assert [agent.act({"observation": o, "action_mask": r}) for o, r in zip(obs, m)] == expected.tolist()
+    assert [agent.act({"observation": o, "action_mask": r}) for o, r in zip(wide[:, ::2], masks)] == expected.tolist()
+    with pytest.raises(ValueError):
+        agent.act({"observation": obs[0, :-1], "action_mask": masks[0]})
 
 
 def test_act_batch_takes_any_mask_type_and_leaves_its_inputs_alone():

@@ -90,8 +90,11 @@ def test_rewards_are_the_learners_own_settled_scores(seat):
     # Each step's reward is exactly the settled scores of the hands that ended during it.
     for _, reward, _, info in steps[1:]:
         assert reward == pytest.approx(0.5 * sum(r["settled"][seat] for r in info.get("hand_results", [])))
-    assert any(info.get("hand_results") and reward == 0.5 * info["hand_results"][0]["settled"][seat]
-               for _, reward, _, info in steps if reward)
+    assert any(
+        info.get("hand_results") and reward == 0.5 * info["hand_results"][0]["settled"][seat]
+        for _, reward, _, info in steps
+        if reward
+    )
 
 
 def test_observations_and_masks_are_the_aec_envs_for_the_learners_seat():
@@ -132,6 +135,28 @@ def test_the_same_game_as_the_aec_env_plays_with_the_same_actions():
     for a, b in zip(seen, learner_obs):
         np.testing.assert_array_equal(a["observation"], b)
     assert aec.unwrapped.game.scores == game.scores
+
+
+def test_gym_rewards_are_the_shared_crediting_rule_over_the_aec_game():
+    # The Gym env's reward of each learner decision is what barbu_env.credit assigns that
+    # decision over the same game's steps in barbu_env.env() (every seat's rewards).
+    from barbu_env.credit import NO_DECISION, credit_steps
+
+    env = BarbuGymEnv(opponents="random", seat=1)
+    steps = play(env, seed=8)
+    game = env.game
+    aec = barbu_env.env()
+    aec.reset(
+        options={"first_declarer": game.first_declarer, "deals": [[cards_of(h) for h in r.dealt] for r in game.results]}
+    )
+    deciders, rewards, over = [], [], []
+    for action in game.history:
+        deciders.append(1 if aec.agent_selection == "player_1" else NO_DECISION)
+        aec.step(action)
+        rewards.append([aec.rewards[a] for a in AGENTS])
+        over.append(all(aec.terminations.values()))
+    credit = credit_steps(deciders, rewards, over)
+    assert credit.rewards[np.array(deciders) == 1].tolist() == [reward for _, reward, _, _ in steps[1:]]
 
 
 def test_rotating_seat_cycles_per_episode_and_seeded_resets_repeat():
@@ -212,8 +237,16 @@ def test_render_ansi_shows_the_table():
 def test_a_maskable_ppo_model_is_an_agent(tmp_path):
     from sb3_contrib import MaskablePPO
 
-    model = MaskablePPO("MlpPolicy", BarbuGymEnv(seat="rotate"), n_steps=64, batch_size=64, n_epochs=1, seed=0,
-                        policy_kwargs={"net_arch": [16]}, device="cpu")
+    model = MaskablePPO(
+        "MlpPolicy",
+        BarbuGymEnv(seat="rotate"),
+        n_steps=64,
+        batch_size=64,
+        n_epochs=1,
+        seed=0,
+        policy_kwargs={"net_arch": [16]},
+        device="cpu",
+    )
     model.learn(64)
     model.save(tmp_path / "model.zip")
     agent = make_agent(str(tmp_path / "model.zip"), seed=1)
@@ -259,10 +292,10 @@ def test_rllib_env_gives_the_acting_seat_its_observation_and_each_seat_its_own_r
     rng = np.random.default_rng(0)
     steps = 0
     while True:
-        (agent, o), = obs.items()  # exactly one agent acts
+        ((agent, o),) = obs.items()  # exactly one agent acts
         assert OBSERVATION_SPACE.contains(o) and o["action_mask"].any()
         assert agent == env.env.agent_selection
-        obs, rewards, terminated, truncated, _ = env.step({agent: int(rng.choice(np.flatnonzero(o["action_mask"]))) })
+        obs, rewards, terminated, truncated, _ = env.step({agent: int(rng.choice(np.flatnonzero(o["action_mask"])))})
         assert set(rewards) <= set(obs)  # rewards only come with an observation
         for a, r in rewards.items():
             totals[a] += r
@@ -281,8 +314,11 @@ def test_the_masked_rllib_module_gives_illegal_actions_no_probability():
 
     from barbu_env.rllib_env import OBSERVATION_SPACE, MaskedPPOTorchRLModule
 
-    module = MaskedPPOTorchRLModule(observation_space=OBSERVATION_SPACE, action_space=gymnasium.spaces.Discrete(85),
-                                    model_config={"fcnet_hiddens": [16], "head_fcnet_hiddens": []})
+    module = MaskedPPOTorchRLModule(
+        observation_space=OBSERVATION_SPACE,
+        action_space=gymnasium.spaces.Discrete(85),
+        model_config={"fcnet_hiddens": [16], "head_fcnet_hiddens": []},
+    )
     mask = torch.zeros(2, 85)
     mask[0, [3, 60]] = 1
     mask[1, 84] = 1
@@ -351,8 +387,18 @@ def test_readme_torchrl_snippet_wraps_the_env():
 
 
 def evaluate_with_barbu_eval(spec: str, opponent: str, capsys) -> str:
-    code = barbu(["eval", "--agents", f"{spec},{opponent},{opponent},{opponent}", "--games", "8",
-                  "--no-progress", "--workers", "1"])
+    code = barbu(
+        [
+            "eval",
+            "--agents",
+            f"{spec},{opponent},{opponent},{opponent}",
+            "--games",
+            "8",
+            "--no-progress",
+            "--workers",
+            "1",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     assert "Duplicate tournament: 8 games" in out
@@ -363,8 +409,9 @@ def evaluate_with_barbu_eval(spec: str, opponent: str, capsys) -> str:
 def test_sb3_maskable_ppo_trains_and_plays_in_barbu_eval(tmp_path, capsys):
     from training import sb3_maskable_ppo
 
-    args = sb3_maskable_ppo.Args(minutes=5, total_timesteps=4096, num_envs=4, n_steps=256, batch_size=256,
-                                 out=str(tmp_path), torch_threads=1)
+    args = sb3_maskable_ppo.Args(
+        minutes=5, total_timesteps=4096, num_envs=4, n_steps=256, batch_size=256, out=str(tmp_path), torch_threads=1
+    )
     summary = sb3_maskable_ppo.train(args)
     assert summary["timesteps"] >= 4096 and (tmp_path / "model.zip").exists()
     out = evaluate_with_barbu_eval(str(tmp_path / "model.zip"), "random", capsys)
@@ -376,8 +423,9 @@ def test_rllib_ppo_trains_and_plays_in_barbu_eval(tmp_path, capsys):
     pytest.importorskip("ray.rllib")
     from training import rllib_ppo
 
-    args = rllib_ppo.Args(iterations=1, num_env_runners=1, train_batch_size=2000, minibatch_size=500, num_epochs=1,
-                          out=str(tmp_path))
+    args = rllib_ppo.Args(
+        iterations=1, num_env_runners=1, train_batch_size=2000, minibatch_size=500, num_epochs=1, out=str(tmp_path)
+    )
     summary = rllib_ppo.train(args)
     assert summary["env_steps"] >= 2000 and summary["env_steps_per_second"] > 0
     out = evaluate_with_barbu_eval(summary["checkpoint"], "heuristic", capsys)

@@ -1,15 +1,28 @@
-"""The engine is framework-free: importing it (or the package, or the batched engine
-``barbu_env.vector``) loads no RL or DL framework, and ``import barbu_env`` does not load
-the batched engine (nor numba). Checked in a fresh interpreter, since this test session
-imports them."""
+"""Imports point one way.
+
+The engine is framework-free: importing it (or the package, the modules that observe,
+render and record it, or the batched engine ``barbu_env.vector``) loads no RL or DL
+framework, and ``import barbu_env`` does not load the batched engine (nor numba); the
+tournament loads neither torch nor PettingZoo. Checked in a fresh interpreter, since
+this test session imports them.
+
+Within the package (read from the source, so that imports inside functions count too):
+the engine's modules import only modules below them (the action ids and ``mask_array``
+below the engine, never the other way), and nothing in ``barbu_env`` imports
+``training`` or ``models`` but the CLI's ``train`` command.
+"""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+import barbu_env
 
 FRAMEWORKS = ("torch", "pettingzoo", "gymnasium")
 
@@ -30,6 +43,7 @@ def frameworks_in(modules: list[str]) -> list[str]:
         "import barbu_env.engine",
         "import barbu_env",
         "import barbu_env.rules, barbu_env.cards, barbu_env.actions",
+        "import barbu_env.constants, barbu_env.observation, barbu_env.render, barbu_env.records",
         # Playing a hand and raising an illegal-action error load nothing more either.
         "import numpy as np\n"
         "from barbu_env.engine import BarbuState, IllegalActionError\n"
@@ -59,3 +73,134 @@ def test_engine_imports_no_rl_framework(statement):
 def test_the_check_sees_a_framework_when_one_is_imported():
     # The probe itself works: importing the environment does load pettingzoo.
     assert "pettingzoo" in frameworks_in(modules_loaded_by("import barbu_env\nbarbu_env.env"))
+
+
+# ---------------------------------------------------------------------- imports point one way
+
+PACKAGE = Path(barbu_env.__file__).resolve().parent
+
+#: The engine's modules, each importing (at the top or inside a function) only modules
+#: before it: the action ids below the engine, the engine below what observes, renders
+#: and records it, and the batched engine's kernels above the layout they read.
+CORE_ORDER = (
+    "cards",
+    "constants",
+    "rules",
+    "actions",
+    "render",
+    "engine",
+    "observation",
+    "records",
+    "_kernels",
+    "vector",
+)
+#: Imports that go up on purpose: ``replay_record`` checks a record by replaying it
+#: through the PettingZoo environment, loaded only when it is called.
+UPWARD_ALLOWED = {("records", "aec")}
+#: The one place ``barbu_env`` imports ``training``: the CLI's ``train`` command runs its
+#: trainer. (Installed packages also declare agent loaders under the entry-point group
+#: ``barbu.agent_loaders``; ``training`` declares its checkpoint loaders there. That is a
+#: plug-in mechanism: ``agents.registry`` reads the entry points by name through
+#: ``importlib.metadata`` when a file path is given as an agent, and imports no module.)
+TRAINING_IMPORTS_ALLOWED = {("cli", "_run_train")}
+
+
+def barbu_imports(path: Path) -> list[tuple[str, str | None]]:
+    """(imported module, enclosing function or None) of every import in a file of the
+    package but those under ``if TYPE_CHECKING:`` (which never run), relative imports
+    resolved (``from . import env`` is the environment's module)."""
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    package = list(rel.parts[:-1])  # the package a relative import starts from (also for __init__.py)
+    found: list[tuple[str, str | None]] = []
+
+    def visit(node: ast.AST, function: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and ast.unparse(child.test) == "TYPE_CHECKING":
+                continue  # imports for type annotations only: never executed
+            inner = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
+            if isinstance(child, ast.Import):
+                found.extend((alias.name, function) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                base = package[: len(package) - child.level + 1] if child.level else []
+                module = ".".join(base + ([child.module] if child.module else []))
+                if child.module is None:  # from . import name: a module, or one of the package's names
+                    for alias in child.names:
+                        name = {"env": "aec", "raw_env": "aec"}.get(alias.name, alias.name)
+                        found.append((f"{module}.{name}", function))
+                else:
+                    found.append((module, function))
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text()), None)
+    return found
+
+
+def package_modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_the_engine_layers_import_only_downwards():
+    for k, name in enumerate(CORE_ORDER):
+        below = set(CORE_ORDER[:k])
+        for module, _ in barbu_imports(PACKAGE / f"{name}.py"):
+            parts = module.split(".")
+            if parts[0] != "barbu_env" or len(parts) == 1:
+                continue
+            target = parts[1]
+            assert target in below or (name, target) in UPWARD_ALLOWED, (
+                f"barbu_env.{name} imports barbu_env.{target}, which is not below it in {CORE_ORDER}"
+            )
+
+
+def test_actions_need_no_engine():
+    imported = {m for m, _ in barbu_imports(PACKAGE / "actions.py")}
+    assert "barbu_env.engine" not in imported and "barbu_env.actions" not in {
+        m for m, _ in barbu_imports(PACKAGE / "constants.py")
+    }
+    assert {m for m, _ in barbu_imports(PACKAGE / "engine.py")} >= {"barbu_env.actions", "barbu_env.constants"}
+
+
+def test_the_package_imports_training_only_for_the_train_command():
+    seen = set()
+    for path in package_modules():
+        for module, function in barbu_imports(path):
+            if module.split(".")[0] in ("training", "models"):
+                where = (path.stem, function)
+                assert where in TRAINING_IMPORTS_ALLOWED, f"{path.relative_to(PACKAGE.parent)} imports {module}"
+                seen.add(where)
+    assert seen == TRAINING_IMPORTS_ALLOWED  # the probe finds the one import it allows
+
+
+def test_the_probe_resolves_relative_imports():
+    # Without this, the checks above would pass on a parser that found nothing.
+    imports = dict(barbu_imports(PACKAGE / "records.py"))
+    assert "barbu_env.render" in imports and imports["barbu_env.aec"] == "replay_record"
+    assert ("barbu_env.observation", None) in barbu_imports(PACKAGE / "agents" / "heuristic.py")
+
+
+def test_the_tournament_loads_neither_torch_nor_pettingzoo_even_playing():
+    modules = modules_loaded_by(
+        "from barbu_env.tournament import evaluate\n"
+        "evaluate(['heuristic', 'random', 'random', 'random'], games=4, seed=0, workers=1)"
+    )
+    assert "barbu_env.tournament" in modules
+    assert [m for m in modules if m.split(".")[0] in ("torch", "pettingzoo", "training", "models")] == []
+
+
+def test_moved_names_are_still_importable_from_where_they_were():
+    from barbu_env import actions, aec, constants, engine
+
+    assert engine.Contract is constants.Contract and engine.CONTRACT_NAMES is constants.CONTRACT_NAMES
+    assert engine.NUM_CONTRACTS == constants.NUM_CONTRACTS and engine.POSITIVE_CONTRACTS is constants.POSITIVE_CONTRACTS
+    for name in (
+        "PLAY_OFFSET",
+        "DECLARE_OFFSET",
+        "TRUMP_OFFSET",
+        "RANK_OFFSET",
+        "DOUBLE_OFFSET",
+        "PASS_ACTION",
+        "NUM_ACTIONS",
+        "actions_of",
+    ):
+        assert getattr(engine, name) is getattr(actions, name), name
+    assert aec.mask_array is actions.mask_array and aec.AGENTS is actions.AGENTS == constants.AGENTS

@@ -139,7 +139,12 @@ def test_every_public_fact_changes_the_observation():
     }
     for name, change in changes.items():
         other = state.clone()
-        other.hands, other.played, other.taken, other.trick = state.hands[:], state.played[:], state.taken[:], state.trick[:]
+        other.hands, other.played, other.taken, other.trick = (
+            state.hands[:],
+            state.played[:],
+            state.taken[:],
+            state.trick[:],
+        )
         other.voids = state.voids[:]
         other.owed = [row[:] for row in state.owed]
         change(other)

@@ -1,5 +1,5 @@
 """Whole games with seeded uniformly random legal actions, under every rules preset and
-under random rule switches, checked against the invariants of SPEC A2-A6."""
+under random rule switches, checked against the invariants of the rules (docs/rules.md)."""
 
 from __future__ import annotations
 

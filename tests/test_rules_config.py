@@ -1,21 +1,30 @@
-"""Rule switches and presets (SPEC A4-A6 variants): validation, presets by name, YAML
-files, mappings."""
+"""Rule switches and presets (docs/rules.md#variant-switches-and-presets): validation,
+presets by name, YAML files, mappings; and docs/rules.md kept true (its switch table, its
+worked example, its links)."""
 
 from __future__ import annotations
 
 import dataclasses
+import doctest
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 
+import barbu_env
 from barbu_env.engine import BarbuState
 from barbu_env.rules import PRESETS_DIR, Rules, RulesError, load_rules, preset_names, read_rules_file
 
 SWITCHES = {f.name for f in dataclasses.fields(Rules)}
+ROOT = Path(__file__).resolve().parent.parent
+RULES_DOC = ROOT / "docs" / "rules.md"
+#: What the switch table of docs/rules.md shows for a preset that keeps a switch's default.
+KEEPS_DEFAULT = "·"
 
 
-def test_defaults_are_the_standard_game_of_the_spec():
+def test_defaults_are_the_standard_game():
     r = Rules()
     assert r.rotation == "seven_in_a_row"
     assert (r.trumps_must_overtrump, r.trumps_must_ruff, r.barbu_king_first_chance) == (True, True, False)
@@ -143,3 +152,74 @@ def test_changes_and_to_dict_round_trip():
     assert Rules.from_mapping(r.changes()) == r
     assert Rules.from_mapping(r.to_dict()) == r
     assert Rules().changes() == {}
+
+
+def test_presets_live_inside_the_package_so_that_a_wheel_ships_them():
+    assert PRESETS_DIR.is_relative_to(Path(barbu_env.__file__).resolve().parent)
+    assert {"standard", "classic", "rotating", "declarer_only"} <= set(preset_names())
+
+
+# ---------------------------------------------------------------------------- docs/rules.md
+
+
+def _doc_value(value) -> str:
+    """A switch value as the switch table of docs/rules.md writes it (YAML spelling)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return str(value)
+
+
+def _switch_table() -> tuple[list[str], list[list[str]]]:
+    """Header cells and rows (cells without backticks) of the table whose first column is ``switch``."""
+    lines = RULES_DOC.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| switch |"))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip().strip("`") for cell in line.strip("|").split("|")])
+    header = [cell.strip().strip("`") for cell in lines[start].strip("|").split("|")]
+    return header, rows
+
+
+def test_the_switch_table_of_the_rules_doc_lists_every_switch_with_its_default_and_the_presets():
+    header, rows = _switch_table()
+    assert [row[0] for row in rows] == [f.name for f in dataclasses.fields(Rules)]
+    assert header[1] == "default (`standard`)" and load_rules("standard") == Rules()
+    presets = header[2:-1]
+    assert set(presets) | {"standard"} == set(preset_names())
+    default = Rules().to_dict()
+    for row in rows:
+        name = row[0]
+        assert row[1] == _doc_value(default[name]), name
+        for preset, cell in zip(presets, row[2:-1], strict=True):
+            value = load_rules(preset).to_dict()[name]
+            assert cell == (KEEPS_DEFAULT if value == default[name] else _doc_value(value)), (preset, name)
+
+
+def test_the_examples_of_the_rules_doc_run_and_give_the_engines_numbers():
+    failed, attempted = doctest.testfile(str(RULES_DOC), module_relative=False, verbose=False, report=False)
+    assert attempted >= 5 and failed == 0
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_links_of_the_rules_doc_and_the_links_to_it_resolve():
+    text = RULES_DOC.read_text()
+    anchors = {_anchor(h) for h in re.findall(r"^#+ (.*)$", text, flags=re.M)}
+    for target in re.findall(r"\]\(([^)]+)\)", text):
+        path, _, anchor = target.partition("#")
+        if path:
+            assert (RULES_DOC.parent / path).exists(), target
+        else:
+            assert anchor in anchors, target
+    code = (p for d in ("barbu_env", "training", "models", "tests") for p in (ROOT / d).rglob("*.py"))
+    sources = [ROOT / "README.md", *code]
+    for source in sources:
+        for anchor in re.findall(r"docs/rules\.md#([\w-]+)", source.read_text()):
+            assert anchor in anchors, f"{source.relative_to(ROOT)}: docs/rules.md#{anchor}"

@@ -1,7 +1,7 @@
-"""The five worked settlements of SPEC A6, each as a hand actually played: a scripted deal
+"""Five worked settlements (docs/rules.md#settlement), each as a hand actually played: a scripted deal
 and play reaching exactly the stated raw scores with P0 declaring, the stated doubles
 made through their action ids (76 + relative bits: 1 left, 2 opposite, 4 right), and the
-settled scores of the hand compared with the SPEC's."""
+settled scores of the hand compared with the expected ones."""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from barbu_env.tournament import (
     evaluate,
     format_table,
     play_game,
+    play_games,
     seating,
     t95,
 )
@@ -34,8 +35,7 @@ FOUR_RANDOM = ["random"] * 4
 def small_run(tmp_path_factory):
     """12 games (3 deal sets) of heuristic against three randoms, every game recorded."""
     records = tmp_path_factory.mktemp("records")
-    result = evaluate(["heuristic", "random", "random", "random"], games=12, seed=11, workers=1,
-                      records_dir=records)
+    result = evaluate(["heuristic", "random", "random", "random"], games=12, seed=11, workers=1, records_dir=records)
     return result, records
 
 
@@ -112,7 +112,14 @@ def test_json_holds_the_tables(small_run, tmp_path):
     assert [e["label"] for e in doc["entries"]] == ["heuristic", "random"]
     assert doc["entries"][1]["instances"] == [1, 2, 3]
     assert set(doc["entries"][0]["per_contract"]) == {
-        "no_tricks", "no_hearts", "no_queens", "no_king_of_hearts", "no_last_two", "trumps", "domino"}
+        "no_tricks",
+        "no_hearts",
+        "no_queens",
+        "no_king_of_hearts",
+        "no_last_two",
+        "trumps",
+        "domino",
+    }
     assert [i["label"] for i in doc["instances"]] == ["heuristic", "random#1", "random#2", "random#3"]
     assert [(h["a"], h["b"]) for h in doc["head_to_head"]] == [("heuristic", "random")]
     assert len(doc["head_to_head_instances"]) == 6
@@ -137,8 +144,15 @@ def test_hand_scores_sum_to_the_contract_totals(small_run):
     record = GameRecord.load(next(records.glob("game_*.json")))
     assert len(record.hands) == NUM_HANDS
     for hand in record.hands:
-        contract = ["no_tricks", "no_hearts", "no_queens", "no_king_of_hearts", "no_last_two", "trumps",
-                    "domino"].index(hand["contract"])
+        contract = [
+            "no_tricks",
+            "no_hearts",
+            "no_queens",
+            "no_king_of_hearts",
+            "no_last_two",
+            "trumps",
+            "domino",
+        ].index(hand["contract"])
         assert sum(hand["settled"]) == sum(hand["raw"]) == contract_total(rules, contract)
 
 
@@ -148,8 +162,12 @@ def test_mean_and_standard_error_are_taken_over_deal_sets(small_run):
     for entry in result.entries:
         per_set = []
         for s in range(result.deal_sets):
-            vals = [g["scores"][g["seats"].index(result.labels[k])] for g in games if g["deal_set"] == s
-                    for k in entry.instances]
+            vals = [
+                g["scores"][g["seats"].index(result.labels[k])]
+                for g in games
+                if g["deal_set"] == s
+                for k in entry.instances
+            ]
             per_set.append(np.mean(vals))
         assert entry.score.mean == pytest.approx(np.mean(per_set))
         se = np.std(per_set, ddof=1) / math.sqrt(len(per_set))
@@ -250,6 +268,62 @@ def test_fast_loop_gives_agents_what_the_aec_environment_gives():
     assert played.state.scores == [totals[f"player_{p}"] for p in range(4)]
 
 
+class CountingGroup:
+    """A group agent (random underneath) that notes the size of every call it gets."""
+
+    name = "counting"
+    batch_key = "counting"
+
+    def __init__(self, seed, calls):
+        self.agent, self.calls = make_agent("random", seed=seed), calls
+
+    def act(self, observation, agent=None):
+        raise AssertionError("a group agent is asked through act_group")
+
+    @classmethod
+    def act_group(cls, instances, observations, masks):
+        instances[0].calls.append(len(instances))
+        return np.array(
+            [a.agent.act({"observation": o, "action_mask": m}) for a, o, m in zip(instances, observations, masks)],
+            dtype=np.int64,
+        )
+
+
+def test_a_group_is_asked_once_per_step_for_every_live_game():
+    calls: list[int] = []
+    sets = [deal_set(5, i) for i in range(6)]
+    agent_sets = [[CountingGroup(10 * g + s, calls) for s in range(4)] for g in range(len(sets))]
+    played = play_games(agent_sets, Rules(), [f for f, _ in sets], [d for _, d in sets])
+    lengths = [len(p.state.history) for p in played]
+    assert len(calls) == max(lengths)  # one call per step
+    assert calls[0] == len(sets)  # with every live game's row in it
+    assert calls == [sum(n > step for n in lengths) for step in range(max(lengths))]
+
+
+def test_batched_play_gives_the_games_that_act_alone_gives():
+    # The heuristic and random agents answer by rows (act_group / act_batch); wrapped in
+    # a Recorder they answer through act, one decision at a time. The games are the same.
+    specs = ["heuristic", "random", "random", "heuristic"]
+    sets = [deal_set(9, i) for i in range(3)]
+    batched = play_games(
+        [[make_agent(s, seed=7 * g + k) for k, s in enumerate(specs)] for g in range(3)],
+        Rules(),
+        [f for f, _ in sets],
+        [d for _, d in sets],
+    )
+    log: list = []
+    alone = play_games(
+        [[Recorder(make_agent(s, seed=7 * g + k), log) for k, s in enumerate(specs)] for g in range(3)],
+        Rules(),
+        [f for f, _ in sets],
+        [d for _, d in sets],
+    )
+    assert len(log) == sum(len(p.state.history) for p in alone) > 3000
+    for b, a in zip(batched, alone):
+        assert b.state.history == a.state.history and b.state.scores == a.state.scores
+        assert np.array_equal(b.doubles, a.doubles)
+
+
 def test_doubles_are_noted_as_doubles_and_redoubles():
     first_declarer, deals = deal_set(3, 0)
     played = play_game([make_agent("random", seed=i) for i in range(4)], Rules(), first_declarer, deals)
@@ -290,7 +364,7 @@ def test_an_illegal_action_names_the_agent(workers, monkeypatch):
 
 
 def test_importing_the_harness_loads_no_torch():
-    code = "import sys, barbu_env.tournament\nassert 'torch' not in sys.modules\n"
+    code = "import sys, barbu_env.tournament\nassert not {'torch', 'pettingzoo'} & set(sys.modules)\n"
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
     code = "import sys, barbu_env.records\nassert not {'torch', 'pettingzoo'} & set(sys.modules), sys.modules.keys()\n"
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)

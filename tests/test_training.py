@@ -1,5 +1,6 @@
-"""Training: the masked distribution, per-seat GAE and reward bookkeeping, checkpoints,
-configs, and a tiny end-to-end run that trains, checkpoints, resumes and evaluates."""
+"""Training: the masked distribution, per-seat GAE and reward bookkeeping, trained policies
+as agents, checkpoints, configs, and a tiny end-to-end run that trains, checkpoints,
+resumes and evaluates."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import torch
 from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM
 from barbu_env.rules import load_rules
 from models.policy import BarbuActorCritic, MaskedCategorical, PolicyConfig, load_checkpoint, save_checkpoint
-from training import ppo
-from training.policy_agent import load_policy_agent
+from training import config, ppo, rollout
+from training.policy_agent import PolicyAgent, load_policy_agent
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,34 +75,43 @@ def test_per_seat_gae_follows_each_seats_own_decisions():
     dones = np.array([False, False, False, True, True])
     next_index = np.array([2, 3, 4, -1, -1])
     g = 0.9
-    adv = ppo.per_seat_gae(rewards, values, dones, next_index, gamma=g, lam=1.0)
+    adv = rollout.per_seat_gae(rewards, values, dones, next_index, gamma=g, lam=1.0)
     # with lambda = 1 the advantage is the seat's discounted return minus the value
     ret_a = [1 + g * 2 + g * g * -1, 2 + g * -1, -1]
     ret_b = [0 + g * 5, 5]
     np.testing.assert_allclose(adv, [ret_a[0] - 0.5, ret_b[0] - 1.0, ret_a[1] - 0.0, ret_b[1] - 2.0, ret_a[2]])
     # with lambda = 0 it is the one-step TD error along the seat's chain
-    adv0 = ppo.per_seat_gae(rewards, values, dones, next_index, gamma=g, lam=0.0)
+    adv0 = rollout.per_seat_gae(rewards, values, dones, next_index, gamma=g, lam=0.0)
     np.testing.assert_allclose(adv0, [1 + g * 0.0 - 0.5, 0 + g * 2.0 - 1.0, 2 + g * 0.0 - 0.0, 5 - 2.0, -1 - 0.0])
 
 
-@pytest.fixture(scope="module", params=["vector", "aec"])
-def baseline_rollout(request):
-    """A rollout of each engine where one or two seats learn against random players, gamma = lambda = 1."""
-    args = ppo.Args(rollout_engine=request.param, games_per_worker=3, num_games=6, opp_self=0.0, opp_pool=0.0,
-                    opp_baselines=1.0, baselines="random", gamma=1.0, gae_lambda=1.0, reward_scale=0.01)
+@pytest.fixture(scope="module", params=["baselines", "pool"])
+def opponent_rollout(request):
+    """A rollout where one or two seats learn against random players, or against a pool
+    snapshot (a sampling PolicyAgent), gamma = lambda = 1."""
+    against_pool = request.param == "pool"
+    args = ppo.Args(
+        num_games=6,
+        opp_self=0.0,
+        opp_pool=float(against_pool),
+        opp_baselines=float(not against_pool),
+        baselines="random",
+        gamma=1.0,
+        gae_lambda=1.0,
+        reward_scale=0.01,
+    )
     torch.manual_seed(0)
     torch.set_num_threads(1)  # small batches: threads only add overhead
     model = BarbuActorCritic(ppo.model_config(args))
+    pool = {3: BarbuActorCritic(ppo.model_config(args)).state_dict()} if against_pool else {}
     rules, rng, gen = load_rules("standard"), np.random.default_rng(0), torch.Generator().manual_seed(0)
-    if request.param == "vector":
-        rollout = ppo.VectorCollector(args, rules).collect(model, {}, rng, gen)
-    else:
-        rollout = ppo.collect(args, rules, model, {}, rng, gen)
-    return args, rollout
+    r = rollout.Collector(args, rules).collect(model, pool, rng, gen)
+    assert set(r.kind_scores) == {"pool" if against_pool else "agent"}
+    return args, r
 
 
-def test_each_seat_is_rewarded_with_its_own_scores_only(baseline_rollout):
-    args, r = baseline_rollout
+def test_each_seat_is_rewarded_with_its_own_scores_only(opponent_rollout):
+    args, r = opponent_rollout
     assert r.learning.sum(1).min() >= 1 and r.learning.sum(1).max() <= 2  # one or two learning seats
     assert not r.learning.all(1).any()
     np.testing.assert_allclose(r.advantages, r.returns - r.values, atol=1e-4)
@@ -117,27 +127,29 @@ def test_each_seat_is_rewarded_with_its_own_scores_only(baseline_rollout):
                 assert r.dones[mine].tolist() == [False] * (mine.sum() - 1) + [True]
 
 
-def test_rollout_stores_the_masks_it_sampled_under(baseline_rollout):
-    _, r = baseline_rollout
+def test_rollout_stores_the_masks_it_sampled_under(opponent_rollout):
+    _, r = opponent_rollout
     assert r.masks.dtype == bool and r.masks.shape == (len(r.actions), 85)
     assert r.masks[np.arange(len(r.actions)), r.actions].all()
     assert len(r.obs) == len(r.actions) == len(r.logprobs) and r.decisions > len(r.actions)
     np.testing.assert_array_equal(r.obs[:, :52].sum(1) > 0, True)  # every decision is made holding cards
 
 
-def test_forced_decisions_are_played_without_becoming_transitions(baseline_rollout):
-    args, r = baseline_rollout
+def test_forced_decisions_are_played_without_becoming_transitions(opponent_rollout):
+    args, r = opponent_rollout
     assert args.skip_forced and (r.masks.sum(1) > 1).all()
 
 
 @pytest.mark.parametrize("skip_forced", [True, False])
-def test_vector_self_play_gives_every_seat_a_chain_from_its_first_decision_to_the_games_end(skip_forced):
-    args = ppo.Args(num_games=3, opp_self=1.0, opp_pool=0.0, opp_baselines=0.0, gamma=1.0, gae_lambda=1.0,
-                    skip_forced=skip_forced)
+def test_self_play_gives_every_seat_a_chain_from_its_first_decision_to_the_games_end(skip_forced):
+    args = ppo.Args(
+        num_games=3, opp_self=1.0, opp_pool=0.0, opp_baselines=0.0, gamma=1.0, gae_lambda=1.0, skip_forced=skip_forced
+    )
     torch.manual_seed(1)
     model = BarbuActorCritic(ppo.model_config(args))
-    r = ppo.VectorCollector(args, load_rules("standard")).collect(
-        model, {}, np.random.default_rng(2), torch.Generator().manual_seed(2))
+    r = rollout.Collector(args, load_rules("standard")).collect(
+        model, {}, np.random.default_rng(2), torch.Generator().manual_seed(2)
+    )
     assert r.learning.all() and set(r.kind_scores) == {"self"}
     forced = r.masks.sum(1) == 1
     if skip_forced:  # a quarter or so of all decisions have a single legal action
@@ -154,14 +166,25 @@ def test_vector_self_play_gives_every_seat_a_chain_from_its_first_decision_to_th
             assert r.dones[mine].tolist() == [False] * (len(mine) - 1) + [True]
 
 
-def test_the_vector_collectors_buffers_grow_and_keep_what_they_hold():
+def test_the_collectors_buffers_grow_and_keep_what_they_hold():
     args = ppo.Args(num_games=2, opp_self=1.0, opp_pool=0.0, opp_baselines=0.0)
-    collector = ppo.VectorCollector(args, load_rules("standard"), capacity=100)  # far less than a game
+    collector = rollout.Collector(args, load_rules("standard"), capacity=100)  # far less than a game
     model = BarbuActorCritic(ppo.model_config(args))
     r = collector.collect(model, {}, np.random.default_rng(3), torch.Generator().manual_seed(3))
     assert collector.capacity >= len(r.actions) > 100
     assert r.masks[np.arange(len(r.actions)), r.actions].all()
     assert set(np.unique(r.game_ids)) == {0, 1}
+
+
+def test_pool_snapshots_play_as_sampling_policy_agents_and_leave_with_the_pool():
+    args = ppo.Args(num_games=2)
+    collector = rollout.Collector(args, load_rules("standard"), capacity=100)
+    pool = {sid: BarbuActorCritic(ppo.model_config(args)).state_dict() for sid in (4, 7)}
+    agents = collector.snapshot_agents(pool, np.random.default_rng(0))
+    assert [a.name for a in agents] == ["snapshot_4", "snapshot_7"] and not any(a.deterministic for a in agents)
+    assert agents[0].generator.initial_seed() != agents[1].generator.initial_seed()
+    again = collector.snapshot_agents({7: pool[7]}, np.random.default_rng(1))
+    assert again[0].model is agents[1].model and set(collector.snapshot_models) == {7}  # built once, then dropped
 
 
 # ---------------------------------------------------------------------- checkpoints and configs
@@ -178,8 +201,8 @@ def test_a_saved_and_loaded_checkpoint_gives_identical_actions(tmp_path):
     mask = np.random.default_rng(1).random((16, 85)) > 0.3
     with torch.no_grad():
         np.testing.assert_array_equal(model(torch.from_numpy(obs))[0].numpy(), loaded(torch.from_numpy(obs))[0].numpy())
-    a = model.act(obs, mask, generator=torch.Generator().manual_seed(5))
-    b = loaded.act(obs, mask, generator=torch.Generator().manual_seed(5))
+    a = PolicyAgent(model, seed=5, deterministic=False).act_batch(obs, mask)
+    b = PolicyAgent(loaded, seed=5, deterministic=False).act_batch(obs, mask)
     np.testing.assert_array_equal(a, b)
     assert mask[np.arange(16), a].all()
     agent1, agent2 = load_policy_agent(path, seed=9), load_policy_agent(path, seed=9)
@@ -195,8 +218,8 @@ def test_checkpoints_load_with_weights_only(tmp_path):
 
 
 def test_training_configs_load_and_unknown_fields_are_errors(tmp_path):
-    for config in sorted((ROOT / "configs" / "train").glob("*.yaml")):
-        args = ppo.load_args(str(config))
+    for path in sorted((ROOT / "configs" / "train").glob("*.yaml")):
+        args = ppo.load_args(str(path))
         assert args.total_decisions > 0
     with pytest.raises(ValueError, match="no_such_field"):
         ppo.load_args(None, {"no_such_field": 1})
@@ -206,15 +229,43 @@ def test_training_configs_load_and_unknown_fields_are_errors(tmp_path):
         ppo.load_args(str(bad))
 
 
+def test_retired_rollout_fields_load_with_a_warning_and_the_per_game_engine_is_an_error(tmp_path):
+    old = tmp_path / "old.yaml"
+    old.write_text("rollout_engine: vector\ngames_per_worker: 16\nseed: 4\n")
+    with pytest.warns(FutureWarning, match="'games_per_worker', 'rollout_engine'"):
+        args = ppo.load_args(str(old))
+    assert args.seed == 4 and not hasattr(args, "rollout_engine")
+    with pytest.raises(ValueError, match="rollout_engine: 'aec' is no longer available"):
+        ppo.load_args(None, {"rollout_engine": "aec"})
+
+
 def test_command_line_flags_override_the_config():
-    ns = vars(ppo.build_parser().parse_args(["--config", str(ROOT / "configs/train/quick.yaml"), "--seed", "7",
-                                             "--anneal-lr", "false", "--ent-coef", "0.02"]))
+    ns = vars(
+        ppo.build_parser().parse_args(
+            [
+                "--config",
+                str(ROOT / "configs/train/quick.yaml"),
+                "--seed",
+                "7",
+                "--anneal-lr",
+                "false",
+                "--ent-coef",
+                "0.02",
+            ]
+        )
+    )
     args = ppo.load_args(ns.pop("config"), ns)
     assert (args.seed, args.anneal_lr, args.ent_coef, args.exp_name) == (7, False, 0.02, "quick")
 
 
+def test_the_help_lists_every_flag(capsys):
+    with pytest.raises(SystemExit):
+        ppo.build_parser().parse_args(["--help"])
+    assert "about 23% of decisions are forced" in " ".join(capsys.readouterr().out.split())
+
+
 def test_every_argument_has_a_docstring():
-    docs = ppo.field_docs(ppo.Args)
+    docs = config.field_docs(ppo.Args)
     assert set(docs) == {f for f in ppo.Args.__dataclass_fields__}
     assert all(len(d) > 5 for d in docs.values())
 
@@ -222,12 +273,24 @@ def test_every_argument_has_a_docstring():
 # ---------------------------------------------------------------------- a tiny run
 
 
-@pytest.mark.parametrize("engine", ["vector", "aec"])
-def test_tiny_run_trains_checkpoints_resumes_and_evaluates(tmp_path, engine):
-    common = dict(run_dir=str(tmp_path), exp_name="tiny", rollout_engine=engine, num_workers=1, games_per_worker=2,
-                  num_games=2, minibatch_size=512,
-                  update_epochs=1, hidden=32, card_embed=4, eval_every=1, eval_games=4, final_eval_games=4,
-                  eval_opponents="random", snapshot_every=1, progress=False, torch_threads=1)
+def test_tiny_run_trains_checkpoints_resumes_and_evaluates(tmp_path):
+    common = dict(
+        run_dir=str(tmp_path),
+        exp_name="tiny",
+        num_workers=1,
+        num_games=2,
+        minibatch_size=512,
+        update_epochs=1,
+        hidden=32,
+        card_embed=4,
+        eval_every=1,
+        eval_games=4,
+        final_eval_games=4,
+        eval_opponents="random",
+        snapshot_every=1,
+        progress=False,
+        torch_threads=1,
+    )
     summary = ppo.train(ppo.Args(total_decisions=5000, **common))
     run = Path(summary["run"])
     assert summary["iterations"] == 2 and summary["decisions"] >= 5000
@@ -241,25 +304,53 @@ def test_tiny_run_trains_checkpoints_resumes_and_evaluates(tmp_path, engine):
 
     _, payload = load_checkpoint(run / "checkpoints" / "latest.pt")
     assert payload["iteration"] == 2 and len(payload["pool"]) == 2 and "optimizer" in payload
-    resumed = ppo.train(ppo.Args(total_decisions=summary["decisions"] + 3000,
-                                 resume=str(run / "checkpoints" / "latest.pt"), **common))
+    resumed = ppo.train(
+        ppo.Args(total_decisions=summary["decisions"] + 3000, resume=str(run / "checkpoints" / "latest.pt"), **common)
+    )
     assert resumed["iterations"] == 3 and resumed["decisions"] > summary["decisions"]
     assert len(resumed["history"]) > len(summary["history"])
 
     from barbu_env.cli import main
 
     out = tmp_path / "eval.json"
-    assert main(["eval", "--agents", f"{resumed['best_checkpoint']},random,random,random", "--games", "4",
-                 "--workers", "1", "--no-progress", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--agents",
+                f"{resumed['best_checkpoint']},random,random,random",
+                "--games",
+                "4",
+                "--workers",
+                "1",
+                "--no-progress",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert json.loads(out.read_text())["entries"][0]["label"].startswith("best")
 
 
-@pytest.mark.parametrize("engine", ["vector", "aec"])
-def test_privileged_critic_trains_and_the_policy_never_reads_the_hidden_hands(tmp_path, engine):
-    args = ppo.Args(run_dir=str(tmp_path), exp_name="cc", central_critic=True, rollout_engine=engine, num_workers=1,
-                    num_games=2, games_per_worker=2,
-                    minibatch_size=512, update_epochs=1, hidden=32, card_embed=4, eval_every=0, final_eval_games=4,
-                    eval_opponents="random", progress=False, torch_threads=1, total_decisions=3000)
+def test_privileged_critic_trains_and_the_policy_never_reads_the_hidden_hands(tmp_path):
+    args = ppo.Args(
+        run_dir=str(tmp_path),
+        exp_name="cc",
+        central_critic=True,
+        num_workers=1,
+        num_games=2,
+        minibatch_size=512,
+        update_epochs=1,
+        hidden=32,
+        card_embed=4,
+        eval_every=0,
+        final_eval_games=4,
+        eval_opponents="random",
+        progress=False,
+        torch_threads=1,
+        total_decisions=3000,
+    )
     summary = ppo.train(args)
     model, _ = load_checkpoint(summary["best_checkpoint"])
     assert model.config.state_dim == PRIVILEGED_DIM
@@ -284,3 +375,49 @@ def test_checkpoint_agents_play_greedily_unless_asked_to_sample(tmp_path):
     sampler = load_policy_agent(path, seed=1, deterministic=False)
     drawn = {sampler.act({"observation": obs, "action_mask": mask}) for _ in range(200)}
     assert drawn <= {3, 10, 40, 84} and len(drawn) > 1
+
+
+def test_policy_agents_on_one_network_are_asked_together_each_with_its_own_generator(tmp_path):
+    from barbu_env.agents import BatchAgent, GroupAgent, act_rows
+
+    torch.manual_seed(5)
+    model = BarbuActorCritic(PolicyConfig(hidden=32, card_embed=4))
+    rng = np.random.default_rng(6)
+    obs = rng.random((8, 924), dtype=np.float32)
+    masks = (rng.random((8, 85)) > 0.6).astype(np.int8)
+    masks[:, 84] = 1
+
+    def agents():
+        return [
+            PolicyAgent(model, seed=1, deterministic=False),
+            PolicyAgent(model),
+            PolicyAgent(model, seed=2, deterministic=False),
+        ]
+
+    a, greedy, b = agents()
+    assert isinstance(a, BatchAgent) and isinstance(a, GroupAgent) and a.batch_key == greedy.batch_key
+    order = [a, greedy, b, a, greedy, b, a, b]
+    together = act_rows(order, obs, masks)  # one act_group call: every row on one forward pass
+    assert masks[np.arange(8), together].all()
+    probs = greedy.probs_batch(obs, masks)
+    assert together[[1, 4]].tolist() == probs[[1, 4]].argmax(1).tolist()  # greedy rows: the most likely action
+    # Each sampling instance draws its rows with its own generator, as if asked alone.
+    a2, _, b2 = agents()
+    np.testing.assert_array_equal(together[[0, 3, 6]], a2.act_batch(obs[[0, 3, 6]], masks[[0, 3, 6]]))
+    np.testing.assert_array_equal(together[[2, 5, 7]], b2.act_batch(obs[[2, 5, 7]], masks[[2, 5, 7]]))
+
+
+def test_training_benchmark_measures_the_trainer(tmp_path, capsys):
+    from training import bench_training
+
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(
+        "num_games: 2\nhidden: 32\ncard_embed: 4\nminibatch_size: 512\nupdate_epochs: 1\n"
+        "torch_threads: 1\nnum_workers: 1\n"
+    )
+    out = tmp_path / "bench.json"
+    assert bench_training.main(["--config", str(cfg), "--decisions", "2000", "--json", str(out)]) == 0
+    row = json.loads(out.read_text())["rows"][0]
+    assert row["decisions"] >= 2000 and row["iterations"] >= 1
+    assert row["rollout_dps"] > row["overall_dps"] > 0
+    assert "rollouts dec/s" in capsys.readouterr().out

@@ -99,9 +99,18 @@ def test_batched_engine_matches_the_aec_environment_at_length(preset):
 def test_every_non_default_switch_matches_the_aec_environment():
     # The presets cover most switches; this covers the rest (other point values too).
     rules = Rules(
-        barbu_king_first_chance=True, end_no_hearts_early=True, trumps_must_overtrump=False, trumps_must_ruff=False,
-        min_declarer_doubles=0, no_tricks_points=-3, no_hearts_points=-1, no_hearts_ace_points=-9,
-        no_queens_points=-5, barbu_points=-25, trumps_points=4, domino_scores=(40, 25, 10, -10),
+        barbu_king_first_chance=True,
+        end_no_hearts_early=True,
+        trumps_must_overtrump=False,
+        trumps_must_ruff=False,
+        min_declarer_doubles=0,
+        no_tricks_points=-3,
+        no_hearts_points=-1,
+        no_hearts_ace_points=-9,
+        no_queens_points=-5,
+        barbu_points=-25,
+        trumps_points=4,
+        domino_scores=(40, 25, 10, -10),
     )
     play_both(rules, seed=77, games=16)
 
@@ -110,11 +119,23 @@ def test_rules_params_cover_every_switch():
     # Changing any switch changes the kernels' parameters.
     base = rules_params(Rules())
     changed = {
-        "rotation": "every_hand", "trumps_must_overtrump": False, "trumps_must_ruff": False,
-        "barbu_king_first_chance": True, "end_no_hearts_early": True, "end_no_queens_early": False,
-        "end_barbu_early": False, "doubling_targets": "declarer_only", "redouble_pass": True,
-        "min_declarer_doubles": 3, "no_tricks_points": -1, "no_hearts_points": -1, "no_hearts_ace_points": -1,
-        "no_queens_points": -1, "barbu_points": -1, "no_last_two_points": (-1, -1), "trumps_points": 1,
+        "rotation": "every_hand",
+        "trumps_must_overtrump": False,
+        "trumps_must_ruff": False,
+        "barbu_king_first_chance": True,
+        "end_no_hearts_early": True,
+        "end_no_queens_early": False,
+        "end_barbu_early": False,
+        "doubling_targets": "declarer_only",
+        "redouble_pass": True,
+        "min_declarer_doubles": 3,
+        "no_tricks_points": -1,
+        "no_hearts_points": -1,
+        "no_hearts_ace_points": -1,
+        "no_queens_points": -1,
+        "barbu_points": -1,
+        "no_last_two_points": (-1, -1),
+        "trumps_points": 1,
         "domino_scores": (1, 1, 1, 1),
     }
     assert set(changed) == set(Rules().to_dict())
@@ -325,3 +346,30 @@ def test_a_slot_deals_the_same_games_whatever_the_batch_size():
     small, large = VectorBarbu(2, seed=21), VectorBarbu(5, seed=21)
     a, b = small.reset()[0], large.reset()[0]
     assert np.array_equal(a, b[:2])
+
+
+def test_the_kernels_take_their_layout_from_the_observation():
+    from barbu_env import _kernels as K
+    from barbu_env.observation import OFFSETS
+
+    assert K.compiled_constants() == K.FROZEN  # what the compiled code holds is the current layout
+    assert (K.O_PLAYED, K.O_STEP_BLOCK, K.O_VOIDS, K.OBS_DIM) == (
+        OFFSETS["played"][0],
+        OFFSETS["to_act"][0],
+        OFFSETS["voids"][0],
+        OBS_DIM,
+    )
+    assert K.O_HAND_BLOCK + K.H_SCORES == OFFSETS["game_scores"][0]
+
+
+def test_a_stale_compilation_is_refused_on_import(monkeypatch):
+    # numba's disk cache notices changes to _kernels.py only; vector checks the compiled
+    # numbers against the current ones.
+    from barbu_env import _kernels as K
+    from barbu_env import vector
+
+    stale = list(K.FROZEN)
+    stale[-1] += 2  # a compilation made for an observation two values longer
+    monkeypatch.setattr(K, "compiled_constants", lambda: tuple(stale))
+    with pytest.raises(ImportError, match="delete barbu_env/__pycache__/_kernels"):
+        vector._check_compiled_constants()

@@ -41,8 +41,8 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from barbu_env.rllib_env import BarbuMultiAgentEnv, MaskedPPOTorchRLModule
+from training.config import add_field_flags
 from training.external_agents import RLLIB_POLICY_ID
-from training.ppo import add_field_flags
 
 
 @dataclass

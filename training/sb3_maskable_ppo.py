@@ -31,7 +31,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
 
 import barbu_env.gym_env  # noqa: F401  (registers Barbu-v0)
-from training.ppo import add_field_flags
+from training.config import add_field_flags
 
 
 @dataclass

@@ -17,7 +17,8 @@ recipe (``barbu train`` is that). Read top to bottom:
    1,600).
 4. Credit: TorchRL records each step's rewards for every seat, the seats not acting
    included, and a hand usually ends on another seat's card. So the rewards of a seat
-   are summed from each of its decisions to its next one (or the end of the game), and
+   are summed from each of its decisions to its next one (or the end of the game: the
+   rule of ``barbu_env.credit``), and
    GAE (TorchRL's ``generalized_advantage_estimate``) runs along each seat's own
    decisions. Keeping only the rewards of the steps where the seat acted
    (``("players", "mask")``) would drop most of its hand scores.
@@ -37,6 +38,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 from tensordict import TensorDict
 from tensordict.nn import TensorDictModule
@@ -49,8 +51,9 @@ from torchrl.objectives.value.functional import generalized_advantage_estimate
 
 import barbu_env
 from barbu_env.aec import AGENTS
+from barbu_env.credit import NO_DECISION, credit_steps
 from models.policy import BarbuActorCritic, PolicyConfig, save_checkpoint
-from training.ppo import add_field_flags
+from training.config import add_field_flags
 
 GROUP = "players"
 OBS = (GROUP, "observation", "observation")  # the dict observation's vector, nested by TorchRL
@@ -148,27 +151,19 @@ def credit_by_seat(acting: torch.Tensor, rewards: torch.Tensor, game_over: torch
     >>> [(c["times"], c["rewards"].tolist(), c["ended"], c["next_times"]) for c in credit]
     [([0, 2], [0.0, 4.0], [False, True], [2, -1]), ([1, 3], [2.0, 4.0], [False, True], [3, -1])]
     """
+    acting = acting.bool()
+    deciders = torch.where(acting.any(-1), acting.float().argmax(-1), NO_DECISION).numpy()
+    credit = credit_steps(deciders, rewards.detach().double().numpy(), game_over.bool().numpy())
     out = []
-    steps = len(game_over)
     for seat in range(acting.shape[1]):
-        times = acting[:, seat].nonzero().squeeze(-1).tolist()
-        kept, reward, ended, next_times = [], [], [], []
-        for k, t in enumerate(times):
-            nxt = times[k + 1] if k + 1 < len(times) else -1
-            over = game_over[t : nxt if nxt >= 0 else steps].nonzero()
-            if len(over):
-                end = t + int(over[0]) + 1  # its rewards run to the end of the game
-            elif nxt >= 0:
-                end = nxt  # ... or to its next decision
-            else:
-                break  # the collection stopped before this decision's outcome
-            kept.append(t)
-            reward.append(rewards[t:end, seat].sum())
-            ended.append(bool(len(over)))
-            next_times.append(-1 if len(over) else nxt)
+        times = np.flatnonzero((deciders == seat) & credit.complete)
         out.append(
-            {"times": kept, "rewards": torch.stack(reward) if reward else torch.zeros(0), "ended": ended,
-             "next_times": next_times}
+            {
+                "times": times.tolist(),
+                "rewards": torch.as_tensor(credit.rewards[times], dtype=rewards.dtype),
+                "ended": credit.ended[times].tolist(),
+                "next_times": credit.next_step[times].tolist(),
+            }
         )
     return out
 

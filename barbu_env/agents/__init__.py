@@ -11,11 +11,21 @@ but is a path to a file is handed to the loaders registered with ``register_load
 (trained checkpoints).
 """
 
+from . import heuristic as _heuristic  # noqa: F401
+
+# Importing the baselines registers them.
+from . import random_agent as _random_agent  # noqa: F401
 from .base import Agent, BatchAgent, GroupAgent, act_batch, act_rows
 from .registry import agent_names, make_agent, register, register_loader
 
-# Importing the baselines registers them.
-from . import random_agent as _random_agent  # noqa: F401,E402
-from . import heuristic as _heuristic  # noqa: F401,E402
-
-__all__ = ["Agent", "BatchAgent", "GroupAgent", "act_batch", "act_rows", "agent_names", "make_agent", "register", "register_loader"]
+__all__ = [
+    "Agent",
+    "BatchAgent",
+    "GroupAgent",
+    "act_batch",
+    "act_rows",
+    "agent_names",
+    "make_agent",
+    "register",
+    "register_loader",
+]

@@ -69,12 +69,15 @@ class GroupAgent(Agent, Protocol):
     def act_group(cls, instances: Sequence[GroupAgent], observations: np.ndarray, masks: np.ndarray) -> np.ndarray: ...
 
 
-def act_batch(agent: Agent, observations: np.ndarray, masks: np.ndarray, names: Sequence[str] | None = None) -> np.ndarray:
+def act_batch(
+    agent: Agent, observations: np.ndarray, masks: np.ndarray, names: Sequence[str] | None = None
+) -> np.ndarray:
     """One agent's actions for a batch ``[B, OBS_DIM]`` / ``[B, 85]``: its own
     ``act_batch`` if it has one, else ``act`` row by row (``names[i]`` the acting agent's
     name of row i, if given)."""
-    if isinstance(agent, BatchAgent):
-        return np.asarray(agent.act_batch(observations, masks), dtype=np.int64)
+    batch = getattr(agent, "act_batch", None)  # (not isinstance with the Protocol: that costs ~40 us a call)
+    if batch is not None:
+        return np.asarray(batch(observations, masks), dtype=np.int64)
     names = names if names is not None else [None] * len(observations)
     return np.array(
         [agent.act({"observation": o, "action_mask": m}, n) for o, m, n in zip(observations, masks, names)],
@@ -101,6 +104,8 @@ def act_rows(
         if kind == "group":
             chosen = type(first).act_group([agents[i] for i in rows], observations[rows], masks[rows])
         else:
-            chosen = act_batch(first, observations[rows], masks[rows], None if names is None else [names[i] for i in rows])
+            chosen = act_batch(
+                first, observations[rows], masks[rows], None if names is None else [names[i] for i in rows]
+            )
         actions[rows] = np.asarray(chosen, dtype=np.int64)
     return actions

@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from .registry import register
 
 
+def _kth_legal(masks: np.ndarray, picks: np.ndarray) -> np.ndarray:
+    """The ``picks[i]``-th legal action (0-based) of each row of ``masks``: the first
+    column where the running count of legal actions passes it."""
+    return (np.cumsum(np.asarray(masks) > 0, axis=1) > picks[:, None]).argmax(axis=1).astype(np.int64)
+
+
 class RandomAgent:
-    """Uniform over the legal actions; deterministic for a seed."""
+    """Uniform over the legal actions; deterministic for a seed.
+
+    Each instance draws from its own generator, one ``integers(number of legal
+    actions)`` per decision, whichever way it is asked: ``act``, ``act_batch`` (its rows
+    in order) or, with other random agents (equal ``batch_key``), ``act_group``. The
+    actions, and the state each generator is left in, are the same."""
 
     name = "random"
+    #: Every random agent is asked with the others in one call (each still draws from its own generator).
+    batch_key = "random"
 
     def __init__(self, seed: int = 0):
         self.rng = np.random.default_rng(seed)
@@ -20,9 +35,16 @@ class RandomAgent:
         return int(legal[self.rng.integers(len(legal))])
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        # Uniform over each row's legal actions: the argmax of masked uniform noise.
-        noise = self.rng.random(masks.shape)
-        return np.where(masks > 0, noise, -1.0).argmax(axis=1)
+        counts = (np.asarray(masks) > 0).sum(axis=1)
+        # numpy draws an array of bounds exactly as it draws them one call at a time (a test checks it).
+        picks = self.rng.integers(counts) if len(counts) else np.zeros(0, dtype=np.int64)
+        return _kth_legal(masks, picks)
+
+    @classmethod
+    def act_group(cls, instances: Sequence[RandomAgent], observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        counts = (np.asarray(masks) > 0).sum(axis=1).tolist()
+        picks = np.array([agent.rng.integers(n) for agent, n in zip(instances, counts)], dtype=np.int64)
+        return _kth_legal(masks, picks)
 
 
 @register("random")

@@ -1,0 +1,348 @@
+"""Rollouts for the trainer: who plays each seat, whole games on the batched engine, per-seat GAE.
+
+Read top to bottom: the ``Rollout`` a collection returns, GAE along each seat's own
+decisions, the opponent plan, then the ``Collector`` that plays the games.
+
+Per-seat bookkeeping: a seat's transition runs from one of its decisions to its next
+decision (or the end of the game); its reward is the sum of its own settled hand scores
+in between, times ``reward_scale`` — the rule of ``barbu_env.credit``, which the
+Gymnasium and RLlib environments follow too. Forced decisions (a single legal action)
+are played without asking anyone and are not transitions (``skip_forced``). Advantages
+are computed by GAE along each seat's own sequence of transitions (Schulman et al.
+2016, eq. 16), never across seats. Rollouts are whole games, so no sequence is cut.
+
+Opponents: each game of a rollout is, by the weights ``opp_self`` / ``opp_pool`` /
+``opp_baselines``, either pure self-play (all four seats learn), or one or two learning
+seats against a past snapshot of the policy (a sampling ``PolicyAgent``), or against
+baseline agents (names from the agent registry). Opponents are asked through the agent
+contract (``barbu_env.agents.act_batch``), one call per opponent per step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+import torch
+
+from barbu_env.agents import Agent, act_batch, make_agent
+from barbu_env.credit import NO_DECISION, SeatCredit
+from barbu_env.engine import NUM_ACTIONS, NUM_PLAYERS
+from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM
+from barbu_env.vector import VectorBarbu
+from models.policy import BarbuActorCritic, MaskedCategorical
+from training.config import Args, model_config
+from training.policy_agent import PolicyAgent
+
+GAME_KINDS = ("self", "pool", "agent")  # self-play, against a pool snapshot, against baselines
+DECISIONS_PER_GAME = 1400  # a little more than the unforced decisions of a game (about 1,210): the buffers' start
+
+
+@dataclass
+class Rollout:
+    """One rollout's transitions (learning seats only) and its games' summary."""
+
+    obs: np.ndarray  # [T, OBS_DIM] float32
+    states: np.ndarray | None  # [T, PRIVILEGED_DIM] float32 with a privileged critic
+    masks: np.ndarray  # [T, 85] bool
+    actions: np.ndarray  # [T] int64
+    logprobs: np.ndarray  # [T] float32
+    values: np.ndarray  # [T] float32
+    advantages: np.ndarray  # [T] float32
+    returns: np.ndarray  # [T] float32
+    rewards: np.ndarray  # [T] float64: the seat's scores settled until its next decision, times reward_scale
+    dones: np.ndarray  # [T] bool: the game ended before the seat's next decision
+    game_ids: np.ndarray  # [T] int32: which game of the rollout
+    seats: np.ndarray  # [T] int8: which seat decided
+    final_scores: np.ndarray  # [games, 4] every game's final scores
+    learning: np.ndarray  # [games, 4] bool: the seats the policy played
+    kinds: np.ndarray  # [games] index into GAME_KINDS
+    decisions: int  # every decision played, opponents' too
+
+    @property
+    def learner_scores(self) -> list[float]:
+        """The final score of each learning seat."""
+        return self.final_scores[self.learning].astype(float).tolist()
+
+    @property
+    def kind_scores(self) -> dict[str, list[float]]:
+        """The learning seats' final scores by game kind (present kinds only)."""
+        return {
+            name: self.final_scores[self.learning & (self.kinds == k)[:, None]].astype(float).tolist()
+            for k, name in enumerate(GAME_KINDS)
+            if (self.kinds == k).any()
+        }
+
+
+# ---------------------------------------------------------------------- GAE
+
+
+def per_seat_gae(rewards, values, dones, next_index, gamma: float, lam: float) -> np.ndarray:
+    """GAE along each seat's own decisions: ``next_index[t]`` is the index of the same
+    seat's next transition (ignored where ``dones[t]``); transitions are in time order, so
+    a backward pass sees every successor first.
+
+    >>> per_seat_gae(np.array([0., 1., 2.]), np.zeros(3), np.array([False, True, True]),
+    ...              np.array([1, -1, -1]), gamma=0.5, lam=1.0).tolist()
+    [0.5, 1.0, 2.0]
+    """
+    return _per_seat_gae(
+        np.asarray(rewards, dtype=np.float64),
+        np.asarray(values, dtype=np.float64),
+        np.asarray(dones, dtype=np.bool_),
+        np.asarray(next_index, dtype=np.int64),
+        float(gamma),
+        float(lam),
+    )
+
+
+@numba.njit(cache=True)
+def _per_seat_gae(rewards, values, dones, next_index, gamma, lam):  # compiled: a rollout has ~10^5-10^6 transitions
+    adv = np.zeros(len(rewards), dtype=np.float64)
+    for t in range(len(rewards) - 1, -1, -1):
+        if dones[t]:
+            adv[t] = rewards[t] - values[t]
+        else:
+            n = next_index[t]
+            adv[t] = rewards[t] + gamma * values[n] - values[t] + gamma * lam * adv[n]
+    return adv
+
+
+# ---------------------------------------------------------------------- who plays
+
+
+def opponent_plan(
+    args: Args, rng: np.random.Generator, num_games: int, num_baselines: int, num_snapshots: int, teacher: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Who plays each seat of each game of a rollout, by the weights ``opp_self`` /
+    ``opp_pool`` / ``opp_baselines`` (a teacher's games are all self-play): ``kinds`` [G]
+    (indices into ``GAME_KINDS``), ``learning`` [G, 4] (the learning seats: all four in
+    self-play, else one or two) and ``opponent`` [G, 4], each other seat's index into the
+    opponents, the baselines then the pool snapshots (-1 for a learning seat): a baseline
+    game draws a baseline per seat, a pool game one snapshot for all its other seats."""
+    weights = np.array(
+        [args.opp_self, args.opp_pool if num_snapshots else 0.0, args.opp_baselines if num_baselines else 0.0]
+    )
+    if teacher:
+        weights = np.array([1.0, 0.0, 0.0])
+    kinds = rng.choice(len(GAME_KINDS), size=num_games, p=weights / weights.sum())
+    learning = np.ones((num_games, NUM_PLAYERS), dtype=bool)
+    opponent = np.full((num_games, NUM_PLAYERS), -1, dtype=np.int64)
+    for i in np.flatnonzero(kinds):
+        learners = rng.choice(NUM_PLAYERS, int(rng.integers(1, 3)), replace=False)
+        learning[i] = False
+        learning[i, learners] = True
+        if GAME_KINDS[kinds[i]] == "pool":
+            opponent[i, ~learning[i]] = num_baselines + int(rng.integers(num_snapshots))
+        else:
+            opponent[i, ~learning[i]] = rng.integers(num_baselines, size=NUM_PLAYERS - len(learners))
+    return kinds, learning, opponent
+
+
+# ---------------------------------------------------------------------- the collector
+
+
+class Collector:
+    """Rollouts on the batched engine: ``num_games`` whole games in lockstep in this process.
+
+    Each step asks every live game's seat to act at once, grouped by who plays it: the
+    learning policy (one batched forward pass, on ``torch_threads`` threads), then each
+    opponent (a baseline or a pool snapshot, through ``act_batch``); forced decisions
+    (``skip_forced``) and games already over take their first legal action without
+    asking anyone. The learning seats' transitions go straight into buffers kept from
+    one rollout to the next; their rewards are credited by ``barbu_env.credit.SeatCredit``."""
+
+    def __init__(self, args: Args, rules, capacity: int = 0):
+        """``capacity``: transitions the buffers hold before they grow (default: about
+        ``num_games`` whole games of four learning seats)."""
+        self.args = args
+        self.rules = rules
+        self.env = VectorBarbu(args.num_games, rules, seed=args.seed, copy=False)
+        self.baselines: list[Agent] = [
+            make_agent(b, seed=args.seed + i, rules=rules)
+            for i, b in enumerate(b for b in args.baselines.split(",") if b)
+        ]
+        self.snapshot_models: dict[int, BarbuActorCritic] = {}  # pool id -> its network, built once
+        self.buf: dict[str, np.ndarray] = {}
+        self._grow(capacity or args.num_games * DECISIONS_PER_GAME)
+
+    def _grow(self, capacity: int) -> None:
+        """Allocate larger transition buffers, keeping what they hold."""
+        old = self.buf
+        fields = {
+            "obs": (np.float32, (OBS_DIM,)),
+            "masks": (bool, (NUM_ACTIONS,)),
+            "actions": (np.int64, ()),
+            "logprobs": (np.float32, ()),
+            "values": (np.float32, ()),
+            "rewards": (np.float64, ()),
+            "dones": (bool, ()),
+            "next_index": (np.int64, ()),
+            "game_ids": (np.int32, ()),
+            "seats": (np.int8, ()),
+        }
+        if self.args.central_critic:
+            fields["states"] = (np.float32, (PRIVILEGED_DIM,))
+        self.buf = {k: np.empty((capacity, *shape), dtype=dt) for k, (dt, shape) in fields.items()}
+        for k, a in old.items():
+            self.buf[k][: len(a)] = a
+
+    @property
+    def capacity(self) -> int:
+        """Transitions the buffers hold."""
+        return len(self.buf["actions"])
+
+    def snapshot_agents(self, pool: dict[int, dict], rng: np.random.Generator) -> list[PolicyAgent]:
+        """The pool's snapshots (id -> state dict) as sampling agents, seeded from ``rng``,
+        in the pool's order; networks of snapshots gone from the pool are forgotten."""
+        for sid in [s for s in self.snapshot_models if s not in pool]:
+            del self.snapshot_models[sid]
+        agents = []
+        for sid, state_dict in pool.items():
+            if sid not in self.snapshot_models:
+                self.snapshot_models[sid] = BarbuActorCritic(model_config(self.args))
+                self.snapshot_models[sid].load_state_dict(state_dict)
+                self.snapshot_models[sid].eval()
+            agents.append(
+                PolicyAgent(
+                    self.snapshot_models[sid],
+                    seed=int(rng.integers(2**63)),
+                    deterministic=False,
+                    name=f"snapshot_{sid}",
+                )
+            )
+        return agents
+
+    def collect(
+        self,
+        model: BarbuActorCritic,
+        pool: dict[int, dict],
+        rng: np.random.Generator,
+        torch_gen: torch.Generator,
+        teacher: str = "",
+    ) -> Rollout:
+        """Play ``num_games`` whole games and return the learning seats' transitions.
+
+        The policy samples with ``torch_gen``; everything else random (the plan, the
+        deals, the opponents' seeds) comes from ``rng``. With a ``teacher`` (an agent
+        name) every seat of every game is played by that agent instead, for imitation:
+        the actions are the teacher's, ``logprobs`` and ``values`` are 0 and ``returns``
+        are the seats' discounted Monte Carlo returns."""
+        args, env, B = self.args, self.env, self.args.num_games
+        # --- who plays each seat of each game ---
+        teacher_agent = make_agent(teacher, seed=int(rng.integers(2**31)), rules=self.rules) if teacher else None
+        snapshots = self.snapshot_agents(pool, rng)
+        opponents: list[Agent] = [*self.baselines, *snapshots]
+        kinds, learning, opponent = opponent_plan(
+            args, rng, B, len(self.baselines), len(snapshots), teacher=teacher_agent is not None
+        )
+
+        # --- play every game to its end ---
+        obs, masks, seat = env.reset(seed=int(rng.integers(2**63)))
+        rows = np.arange(B)
+        live = np.ones(B, dtype=bool)
+        credit = SeatCredit(B)  # each seat's rewards since its latest transition (ids: buffer rows)
+        final_scores = np.zeros((B, NUM_PLAYERS), dtype=np.int64)
+        T = decisions = 0
+        while live.any():
+            actions = masks.argmax(1)  # the first legal action: forced decisions and finished games
+            asks = live & (masks.sum(1) > 1) if args.skip_forced else live.copy()
+            mine = learning[rows, seat]
+            # the learning policy (or the teacher it imitates): new transitions T .. T + n
+            idx = np.flatnonzero(asks & mine)
+            if len(idx):
+                actions[idx] = self._learner_step(model, torch_gen, teacher_agent, T, idx, obs, masks, seat)
+                t_new = np.arange(T, T + len(idx))
+                closed, owed = credit.decide(idx, seat[idx], t_new)  # each seat's previous transition
+                had = closed != NO_DECISION
+                self.buf["rewards"][closed[had]] = owed[had]
+                self.buf["next_index"][closed[had]] = t_new[had]
+                T += len(idx)
+            # the opponents: baselines and pool snapshots, one call each
+            theirs = asks & ~mine
+            who = opponent[rows, seat]
+            for k in np.unique(who[theirs]):
+                j = np.flatnonzero(theirs & (who == k))
+                actions[j] = act_batch(opponents[k], obs[j], masks[j].view(np.int8))
+            # one step of every game; hand scores go to each seat's latest transition
+            decisions += int(live.sum())
+            obs, masks, seat, rewards, dones, infos = env.step(actions)
+            credit.add(rewards * args.reward_scale)
+            ended = np.flatnonzero(dones & live)
+            if len(ended):
+                final_scores[ended] = infos["final_scores"][ended]
+                last, owed = credit.end(ended)  # every seat's latest transition ends with the game
+                was = last != NO_DECISION
+                self.buf["rewards"][last[was]] = owed[was]
+                self.buf["dones"][last[was]] = True
+                live[ended] = False
+
+        # --- advantages along each seat's own decisions ---
+        buf = {k: a[:T] for k, a in self.buf.items()}
+        lam = 1.0 if teacher_agent is not None else args.gae_lambda  # a teacher's values are 0: Monte Carlo returns
+        adv = per_seat_gae(buf["rewards"], buf["values"], buf["dones"], buf["next_index"], args.gamma, lam)
+        return Rollout(
+            obs=buf["obs"],
+            states=buf.get("states"),
+            masks=buf["masks"],
+            actions=buf["actions"],
+            logprobs=buf["logprobs"],
+            values=buf["values"],
+            advantages=adv.astype(np.float32),
+            returns=(adv + buf["values"]).astype(np.float32),
+            rewards=buf["rewards"],
+            dones=buf["dones"],
+            game_ids=buf["game_ids"],
+            seats=buf["seats"],
+            final_scores=final_scores,
+            learning=learning,
+            kinds=kinds,
+            decisions=decisions,
+        )
+
+    def _learner_step(
+        self,
+        model: BarbuActorCritic,
+        torch_gen: torch.Generator,
+        teacher: Agent | None,
+        T: int,
+        idx: np.ndarray,
+        obs: np.ndarray,
+        masks: np.ndarray,
+        seat: np.ndarray,
+    ) -> np.ndarray:
+        """The learning seats' decisions in games ``idx``: written to the buffers as
+        transitions ``T .. T + n`` (open: no reward yet, no successor), their actions returned."""
+        n = len(idx)
+        if T + n > self.capacity:
+            self._grow(int(self.capacity * 1.5) + n)
+        buf, new = self.buf, slice(T, T + n)
+        o, m = buf["obs"][new], buf["masks"][new]
+        np.take(obs, idx, axis=0, out=o)
+        np.take(masks, idx, axis=0, out=m)
+        if teacher is not None:
+            a = act_batch(teacher, o, m.view(np.int8))
+            buf["logprobs"][new] = 0.0
+            buf["values"][new] = 0.0
+        else:
+            states = None
+            if self.args.central_critic:
+                st = buf["states"][new]
+                st[:, :OBS_DIM] = o
+                st[:, OBS_DIM:] = self.env.other_hands()[idx]
+                states = torch.from_numpy(st)
+            with torch.no_grad():
+                logits, values = model(torch.from_numpy(o), states)
+                dist = MaskedCategorical(logits, torch.from_numpy(m))
+                a_t = dist.sample(torch_gen)
+                buf["logprobs"][new] = dist.log_prob(a_t).numpy()
+                buf["values"][new] = values.numpy()
+            a = a_t.numpy()
+        buf["actions"][new] = a
+        buf["rewards"][new] = 0.0
+        buf["dones"][new] = False
+        buf["next_index"][new] = NO_DECISION
+        buf["game_ids"][new] = idx
+        buf["seats"][new] = seat[idx]
+        return a
