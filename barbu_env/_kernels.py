@@ -1,28 +1,30 @@
-"""Numba kernels of the batched engine (``barbu_env.vector``): the rules (docs/rules.md) over B games
-held as structure-of-arrays, and each decision's observation and mask.
+"""Numba kernels: the rules (docs/rules.md) and the observation, implemented once, over
+games held as structure-of-arrays, for the batched engine (``barbu_env.vector``, B games)
+and for ``barbu_env.engine.BarbuState`` (one game, row 0 of arrays of the same shapes,
+stepped by the ``game_*`` entry points at the end of this file).
 
-This is ``engine.py`` and ``observation.py`` rewritten over plain arrays, one function
-per engine method and under the same name where there is one (``_legal_trick_cards``,
-``_apply_double``, ``_finish_trick`` ...), so the two can be read side by side. The
-rules arrive as ``rp``, an int64 array of the switches (``R_*`` below, built by
-``vector.rules_params``). The observation layout (``O_*``, ``H_*``), the action ids, the
-phases, contracts and card masks are taken from ``observation.OFFSETS``, ``actions``,
-``engine`` and ``cards``: numba freezes module-level numbers into the compiled code.
-Its disk cache notices a change to this file only, so ``vector.py`` checks on import
-that the compiled numbers (``compiled_constants``) are the current ones (``FROZEN``):
-a cached compilation can never disagree with the encoder silently.
+One function per step of the rules (``_legal_trick_cards``, ``_apply_double``,
+``_finish_trick`` ...). The rules arrive as ``rp``, an int64 array of the switches
+(``R_*`` below, built by ``rules_params``). The observation layout (``O_*``, ``H_*``),
+the action ids, the phases, contracts and card masks are taken from
+``observation.OFFSETS``, ``actions``, ``constants`` and ``cards``: numba freezes
+module-level numbers into the compiled code. Its disk cache notices a change to this
+file only, so this module checks on import that the compiled numbers
+(``compiled_constants``) are the current ones (``FROZEN``): a cached compilation can
+never disagree with the layout silently.
 
 State of game i:
 
-* ``ints[i, F_*]`` (int64): the scalar fields and small per-seat arrays (``F_*`` below).
+* ``ints[i, F_*]`` (int64): the scalar fields and small per-seat arrays (``F_*`` below),
+  and the record of the last finished hand (``F_REC_*``).
 * ``cards[i, K_*]`` (uint64): card sets, one 52-bit set per entry, plus the cached
   legal-action set of the seat to act (85 bits as two words) and the slot's random
-  stream (splitmix64 state).
+  stream (splitmix64 state; ``BarbuState`` presets all 28 deals instead).
 * ``hblock[i, seat]`` (float32 [4, 132]): each seat's hand-level block of the
   observation (phase ... game_scores: 131 values and a zero pad, so that it copies as
   66 uint64 words through ``hb64``, the same memory), rebuilt only when
   ``ints[i, F_DIRTY]`` marks it stale: after a declaration, trump, starting rank or
-  doubling turn, and when a hand starts.
+  doubling turn, when a hand starts and when the game ends.
 
 An observation is written whole at every decision: its 14 card rows straight from the
 card sets (``_write_row``), the cached hand-level block, the per-decision block.
@@ -42,8 +44,7 @@ from numba import njit
 
 from . import actions, cards, observation
 from .cards import NUM_CARDS
-from .constants import Contract
-from .engine import Phase
+from .constants import NUM_HANDS, Contract, Phase
 from .observation import OFFSETS
 
 # ---------------------------------------------------------------------- constants
@@ -56,7 +57,7 @@ QUEENS_MASK = np.uint64(cards.QUEENS_MASK)
 KING_OF_HEARTS = cards.KING_OF_HEARTS
 ACE_OF_HEARTS = cards.ACE_OF_HEARTS
 
-# Phases (engine.Phase) and contracts (constants.Contract), as plain ints.
+# Phases (constants.Phase) and contracts (constants.Contract), as plain ints.
 DECLARE, TRUMP, DOMINO_RANK, DOUBLE, TRICKS, DOMINO, GAME_OVER = (int(p) for p in Phase)
 NO_TRICKS, NO_HEARTS, NO_QUEENS, BARBU, NO_LAST_TWO, TRUMPS, DOMINO_CONTRACT = (int(c) for c in Contract)
 
@@ -70,7 +71,7 @@ HI_RANK_BITS = np.uint64(0xFFF)
 HI_DOUBLE_SHIFT = np.uint64(DOUBLE_OFFSET - 64)  # 12
 HI_PASS_BIT = np.uint64(1 << (PASS_ACTION - 64))  # bit 20
 
-# Rules switches: rp[R_*] (see vector.rules_params).
+# Rules switches: rp[R_*] (see rules_params).
 R_EVERY_HAND = 0  # rotation "every_hand" (else "seven_in_a_row")
 R_OVERTRUMP = 1
 R_RUFF = 2
@@ -91,7 +92,7 @@ R_TRUMPS = 17
 R_DOMINO = 18  # +4: first ... last
 NUM_RULE_PARAMS = 22
 
-# Per-game int fields: ints[i, F_*] (engine.BarbuState's slots of the same meaning).
+# Per-game int fields: ints[i, F_*] (engine.BarbuState's fields of the same meaning).
 F_PHASE = 0  # Phase
 F_CUR = 1  # seat to act; -1 once the game is over
 F_DECLARER = 2  # seat declaring this hand
@@ -122,7 +123,19 @@ F_TRICK = 44  # +4: card each seat played to the current trick, -1 if none
 F_OUT = 48  # +4: Domino finishing order (F_NOUT entries)
 F_ORDER = 52  # +8: doubling order (F_DLEN entries)
 F_OWED = 60  # +16: owed[4 * i + d], doubles seat i still owes declarer d
-NUM_INT_FIELDS = 76
+# The record of the last finished hand (written by _finish_hand; the engine's HandResult).
+F_REC_HAND = 76  # its hand number
+F_REC_DECLARER = 77
+F_REC_CONTRACT = 78
+F_REC_TRUMP = 79  # -1 unless Trumps
+F_REC_RANK = 80  # -1 unless Domino
+F_REC_NOUT = 81  # Domino: players out before the last one (3), else 0
+F_REC_NAMED = 82  # +4: F_NAMED at the end of the hand (its doubling levels)
+F_REC_RAW = 86  # +4: raw scores
+F_REC_SETTLED = 90  # +4: settled scores
+F_REC_WON = 94  # +4: tricks won
+F_REC_OUT = 98  # +4: Domino finishing order (F_REC_NOUT entries)
+NUM_INT_FIELDS = 102
 
 # Per-game card words: cards[i, K_*] (uint64).
 K_DEALT = 0  # +4: the four hands as dealt this hand
@@ -134,7 +147,8 @@ K_PLAYABLE = 17  # Domino: cards that could be placed now
 K_LEGAL_LO = 18  # legal actions 0-63 of the seat to act
 K_LEGAL_HI = 19  # legal actions 64-84, as bits 0-20
 K_RNG = 20  # splitmix64 state of the game slot's deals
-NUM_CARD_FIELDS = 21
+K_REC_DEALT = 21  # +4: the four hands as dealt in the last finished hand
+NUM_CARD_FIELDS = 25
 
 # Observation offsets, from observation.OFFSETS: start of each slice, O_* absolute and
 # H_* within the hand-level block (phase ... game_scores), which the kernels cache per
@@ -172,6 +186,7 @@ if (
 #: ``compiled_constants``: numba's disk cache notices a change to this file, not to the
 #: modules these numbers come from.
 FROZEN = (
+    NUM_HANDS,
     KING_OF_HEARTS,
     ACE_OF_HEARTS,
     int(HEARTS_MASK),
@@ -265,6 +280,45 @@ def compiled_constants():
     """``FROZEN`` as the compiled code holds it: loaded from numba's disk cache if this
     file was compiled before, so it differs from ``FROZEN`` when the cache is stale."""
     return FROZEN
+
+
+def check_compiled_constants() -> None:
+    """The kernels' compiled numbers (possibly from numba's disk cache) are the current
+    layout, action ids and the rest of ``FROZEN``; numba's cache notices changes to this
+    file only, not to the modules these numbers come from. Run on import."""
+    compiled = tuple(compiled_constants())
+    if compiled != FROZEN:
+        raise ImportError(
+            "numba's disk cache of barbu_env._kernels was compiled for another observation layout or action "
+            "ids: delete barbu_env/__pycache__/_kernels.*.nbi and _kernels.*.nbc and import again"
+        )
+
+
+check_compiled_constants()
+
+
+def rules_params(rules) -> np.ndarray:
+    """The switches of ``rules`` (a ``Rules``) as the kernels' int64 array (indices ``R_*``)."""
+    rp = np.zeros(NUM_RULE_PARAMS, dtype=np.int64)
+    rp[R_EVERY_HAND] = rules.rotation == "every_hand"
+    rp[R_OVERTRUMP] = rules.trumps_must_overtrump
+    rp[R_RUFF] = rules.trumps_must_ruff
+    rp[R_KING_FIRST] = rules.barbu_king_first_chance
+    rp[R_END_HEARTS] = rules.end_no_hearts_early
+    rp[R_END_QUEENS] = rules.end_no_queens_early
+    rp[R_END_BARBU] = rules.end_barbu_early
+    rp[R_DECLARER_ONLY] = rules.doubling_targets == "declarer_only"
+    rp[R_REDOUBLE_PASS] = rules.redouble_pass
+    rp[R_MIN_DOUBLES] = rules.min_declarer_doubles
+    rp[R_NO_TRICKS] = rules.no_tricks_points
+    rp[R_NO_HEARTS] = rules.no_hearts_points
+    rp[R_NO_HEARTS_ACE] = rules.no_hearts_ace_points
+    rp[R_NO_QUEENS] = rules.no_queens_points
+    rp[R_BARBU] = rules.barbu_points
+    rp[R_LAST_TWO : R_LAST_TWO + 2] = rules.no_last_two_points
+    rp[R_TRUMPS] = rules.trumps_points
+    rp[R_DOMINO : R_DOMINO + 4] = rules.domino_scores
+    return rp
 
 
 # ---------------------------------------------------------------------- bits
@@ -747,8 +801,9 @@ def _apply_domino(g, c, preset, rp, rewards, i, action):
 
 @_kernel
 def _finish_hand(g, c, preset, rp, rewards, i):
-    """Settle the hand from the raw scores in F_POINTS (docs/rules.md#settlement) into ``rewards[i]``;
-    start the next hand, or end the game (returns 2)."""
+    """Settle the hand from the raw scores in F_POINTS (docs/rules.md#settlement) into ``rewards[i]``
+    and its record (``F_REC_*``, ``K_REC_DEALT``); start the next hand, or end the game (returns 2)."""
+    _record_hand(g, c, i)
     for p in range(4):
         # For each pair at level k (1 double, 2 redoubled): p gets k * (raw_p - raw_q).
         raw = g[i, F_POINTS + p]
@@ -758,14 +813,33 @@ def _finish_hand(g, c, preset, rp, rewards, i):
                 k = ((g[i, F_NAMED + p] >> q) & 1) + ((g[i, F_NAMED + q] >> p) & 1)
                 settled += k * (raw - g[i, F_POINTS + q])
         rewards[i, p] = settled
+        g[i, F_REC_SETTLED + p] = settled
         g[i, F_SCORES + p] += settled
     g[i, F_HAND] += 1
     if g[i, F_HAND] == 28:
         g[i, F_PHASE] = GAME_OVER
         g[i, F_CUR] = -1
+        g[i, F_DIRTY] = 0xF
         return 2
     _start_hand(g, c, preset, rp, i)
     return 1
+
+
+@_kernel
+def _record_hand(g, c, i):
+    """Game i's hand, just over, into its record fields (all but the settled scores)."""
+    g[i, F_REC_HAND] = g[i, F_HAND]
+    g[i, F_REC_DECLARER] = g[i, F_DECLARER]
+    g[i, F_REC_CONTRACT] = g[i, F_CONTRACT]
+    g[i, F_REC_TRUMP] = g[i, F_TRUMP]
+    g[i, F_REC_RANK] = g[i, F_RANK]
+    g[i, F_REC_NOUT] = g[i, F_NOUT]
+    for p in range(4):
+        g[i, F_REC_NAMED + p] = g[i, F_NAMED + p]
+        g[i, F_REC_RAW + p] = g[i, F_POINTS + p]
+        g[i, F_REC_WON + p] = g[i, F_WON + p]
+        g[i, F_REC_OUT + p] = g[i, F_OUT + p]
+        c[i, K_REC_DEALT + p] = c[i, K_DEALT + p]
 
 
 # ---------------------------------------------------------------------- observation and mask
@@ -808,7 +882,7 @@ def _write_decision(g, c, hb, hb64, rp, obs, o64, mask, i):
 
 @_kernel
 def _write_obs(g, c, hb, hb64, rp, obs, o64, i, seat):
-    """``seat``'s observation (ObservationEncoder.observe) into ``obs[i]``."""
+    """``seat``'s observation (the layout of ``barbu_env.observation``) into ``obs[i]``."""
     # Card rows in the observer's seat order: hand, then trick, played and taken rows
     # of relative seats 0-3, then the Domino playable set.
     _write_row(o64, i, O_HAND // 2, c[i, K_HANDS + seat])
@@ -838,7 +912,7 @@ def _write_obs(g, c, hb, hb64, rp, obs, o64, i, seat):
 
 @_kernel
 def _hand_block(g, rp, hb, i, seat):
-    """phase ... game_scores (ObservationEncoder._hand_block) into hb[i, seat]."""
+    """phase ... game_scores, the hand-level block, into hb[i, seat]."""
     for k in range(HAND_BLOCK_LEN):
         hb[i, seat, k] = 0.0
     phase = g[i, F_PHASE]
@@ -875,7 +949,7 @@ def _hand_block(g, rp, hb, i, seat):
 
 @_kernel
 def _step_block(g, c, obs, i, seat):
-    """to_act ... voids (ObservationEncoder._step_block) into obs[i]."""
+    """to_act ... voids, the per-decision block, into obs[i]."""
     for k in range(O_STEP_BLOCK, OBS_DIM):
         obs[i, k] = 0.0
     phase = g[i, F_PHASE]
@@ -961,3 +1035,63 @@ def other_hands(g, c, out64):
         s = g[i, F_CUR]
         for r in range(3):
             _write_row(out64, i, 26 * r, c[i, K_HANDS + ((s + 1 + r) & 3)])
+
+
+# ---------------------------------------------------------------------- one game (barbu_env.engine)
+#
+# BarbuState keeps one game as row 0 of arrays shaped like the batch's ([1, ...]), all
+# of its deals preset (drawn by the engine from its numpy Generator), and steps it
+# with these: no automatic reset, the legal set cached after every change.
+
+
+@_kernel
+def _cache_legal(g, c, rp, i):
+    lo, hi = _legal(g, c, rp, i)
+    c[i, K_LEGAL_LO] = lo
+    c[i, K_LEGAL_HI] = hi
+
+
+@_kernel
+def game_new(g, c, preset, rp, first):
+    """A new game in row 0 with ``first`` declarer, every hand dealt from ``preset[0]``.
+    Returns the seat to act and its legal set (two words)."""
+    _new_game(g, c, preset, rp, 0, NUM_HANDS, first)
+    _cache_legal(g, c, rp, 0)
+    return g[0, F_CUR], c[0, K_LEGAL_LO], c[0, K_LEGAL_HI]
+
+
+@_kernel
+def game_refresh(g, c, rp):
+    """After a change made from outside (the engine's setters): every seat's hand-level
+    block is marked stale and the legal set recomputed (returned as two words)."""
+    g[0, F_DIRTY] = 0xF
+    _cache_legal(g, c, rp, 0)
+    return c[0, K_LEGAL_LO], c[0, K_LEGAL_HI]
+
+
+@_kernel
+def game_step(g, c, hb, hb64, preset, rp, rewards, obs, o64, action, observe):
+    """Apply the (legal) action of row 0's seat to act and, if ``observe`` and the game
+    goes on, write the observation of the next seat to act into ``obs[0]``. Returns the
+    status (0, 1: a hand ended, its record in ``F_REC_*``; 2: the game ended), the seat
+    to act and its legal set (two words)."""
+    status = _apply(g, c, preset, rp, rewards, 0, action)
+    _cache_legal(g, c, rp, 0)
+    seat = g[0, F_CUR]
+    if observe and seat >= 0:
+        _write_obs(g, c, hb, hb64, rp, obs, o64, 0, seat)
+    return status, seat, c[0, K_LEGAL_LO], c[0, K_LEGAL_HI]
+
+
+@_kernel
+def game_observe(g, c, hb, hb64, rp, obs, o64, seat):
+    """``seat``'s observation of row 0's game into ``obs[0]``."""
+    _write_obs(g, c, hb, hb64, rp, obs, o64, 0, seat)
+
+
+@_kernel
+def game_hands(c, out64):
+    """The four hands of row 0's game (absolute seats) as 4 card rows into out64
+    (float32 [1, 208] seen as uint64 [1, 104])."""
+    for p in range(4):
+        _write_row(out64, 0, 26 * p, c[0, K_HANDS + p])

@@ -135,7 +135,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from .actions import AGENTS, NUM_ACTIONS, mask_array
 from .engine import NUM_PLAYERS, BarbuState, DealError, IllegalActionError
-from .observation import OBS_HIGH, OBS_LOW, STATE_HIGH, STATE_LOW, ObservationEncoder
+from .observation import OBS_HIGH, OBS_LOW, STATE_HIGH, STATE_LOW
 from .render import render_state
 from .rules import Rules, load_rules
 
@@ -205,7 +205,6 @@ class raw_env(AECEnv):
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
         self.state_space = spaces.Box(STATE_LOW, STATE_HIGH, dtype=np.float32)
         self.game: BarbuState | None = None
-        self._encoder = ObservationEncoder()
         self._mask_key = -1
         self._mask = _NO_MASK
 
@@ -230,7 +229,6 @@ class raw_env(AECEnv):
         self.truncations = {a: False for a in AGENTS}
         self.infos = {a: {} for a in AGENTS}
         self._rewards_dirty = False
-        self._encoder.reset()
         self._mask_key = -1
         self.agent_selection = AGENTS[self.game.current_player]
 
@@ -242,7 +240,7 @@ class raw_env(AECEnv):
         if action is None:
             raise IllegalActionError(f"{agent} must act: None is only for agents that are done")
         game = self.game
-        result = game.apply_action(action)  # raises on an illegal action, changing nothing
+        result = game.apply_action(action, observe=True)  # raises on an illegal action, changing nothing
         self._cumulative_rewards[agent] = 0
         if self.infos[agent]:
             self.infos[agent] = {}
@@ -269,7 +267,7 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._seat[agent]
         game = self.game
-        obs = self._encoder.observe(game, seat)
+        obs = game.observe(seat)
         if seat != game.current_player:
             return {"observation": obs, "action_mask": _NO_MASK.copy()}
         key = len(game.history)
@@ -279,7 +277,7 @@ class raw_env(AECEnv):
         return {"observation": obs, "action_mask": self._mask.copy()}
 
     def state(self) -> np.ndarray:
-        return self._encoder.state_vector(self.game)
+        return self.game.state_vector()
 
     def render(self) -> str | None:
         if self.render_mode is None:

@@ -104,9 +104,23 @@ def _add_replay(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "hand result and the final scores come out as recorded, and print the game hand by hand.",
     )
     p.add_argument("file", metavar="FILE", help="a game record (JSON), e.g. from barbu eval --records")
-    p.add_argument("--hand", type=int, action="append", metavar="N", help="print only hand N (1-28); repeatable")
+    p.add_argument(
+        "--hand", type=_hand_number, action="append", metavar="N", help="print only hand N (1-28); repeatable"
+    )
     p.add_argument("--no-check", action="store_true", help="print without replaying through the environment first")
     return p
+
+
+def _hand_number(text: str) -> int:
+    from .engine import NUM_HANDS
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a hand number is an integer, not {text!r}") from None
+    if not 1 <= n <= NUM_HANDS:
+        raise argparse.ArgumentTypeError(f"hands are numbered 1 to {NUM_HANDS}, not {n}")
+    return n
 
 
 def _run_replay(args: argparse.Namespace) -> int:
@@ -186,8 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``barbu`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in PASS_THROUGH:
-        return COMMANDS[argv[0]][1](argv[1:])
+    if argv and argv[0] in PASS_THROUGH:  # their mains report their own errors
+        try:
+            return COMMANDS[argv[0]][1](argv[1:])
+        except KeyboardInterrupt:  # outside the training loop (which saves and reports): loading, final evaluation
+            print(f"barbu {argv[0]}: interrupted", file=sys.stderr)
+            return 130
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command][1](args)

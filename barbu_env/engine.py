@@ -8,6 +8,14 @@ those ints. Randomness (deals, the first declarer) comes from one explicit
 ``numpy.random.Generator``. The engine never calls an agent and never prints.
 A state's text is ``str(state)``, ``barbu_env.render.render_state(state)``.
 
+The rules and the observation are implemented once, in the numba kernels
+(``barbu_env._kernels``, which also step the batched engine ``barbu_env.vector``):
+a ``BarbuState`` is a view over one game's kernel state, row 0 of arrays shaped like
+the batch's. Its fields are properties read from those arrays (each read returns a
+new int, list or tuple; assigning a whole field writes the arrays, which tests use to
+build positions), its methods are kernel calls, ``clone`` copies the arrays. The
+kernels are compiled on first use (a few seconds) and cached on disk.
+
 Actions (docs/rules.md#cards-actions-and-observations) are one space of 85 ids for every decision:
 
 ==========  ==========================================================================
@@ -43,74 +51,40 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _kernels as K
+
 # The action ids and the fixed sizes and names live below the engine; they are re-exported here.
 from .actions import (
-    DECLARE_OFFSET,
-    DOUBLE_OFFSET,
+    DECLARE_OFFSET,  # noqa: F401 (re-exported)
+    DOUBLE_OFFSET,  # noqa: F401 (re-exported)
     NUM_ACTIONS,
-    PASS_ACTION,
+    PASS_ACTION,  # noqa: F401 (re-exported)
     PLAY_OFFSET,  # noqa: F401 (re-exported)
-    RANK_OFFSET,
-    TRUMP_OFFSET,
+    RANK_OFFSET,  # noqa: F401 (re-exported)
+    TRUMP_OFFSET,  # noqa: F401 (re-exported)
     action_text,
     actions_of,
 )
-from .cards import (
-    ACE_OF_HEARTS,
-    FULL_DECK,
-    HEARTS,
-    HEARTS_MASK,
-    KING_OF_HEARTS,
-    NUM_RANKS,
-    QUEENS_MASK,
-    SUIT_MASK,
-    card_text,
-    hand_text,
-    to_card,
-)
+from .cards import FULL_DECK, NUM_CARDS, card_text, hand_text, to_card
 from .constants import (
     CARDS_PER_HAND,
     CONTRACT_NAMES,
     HANDS_PER_DECLARER,
-    NUM_CONTRACTS,
+    NUM_CONTRACTS,  # noqa: F401 (re-exported)
     NUM_HANDS,
     NUM_PLAYERS,
     POSITIVE_CONTRACTS,  # noqa: F401 (re-exported)
     Contract,
     Phase,
 )
+from .observation import OBS_DIM
 from .render import render_state
 from .rules import Rules, load_rules
 
-_ALL_CONTRACTS = (1 << NUM_CONTRACTS) - 1
-_TRUMP_BITS = 0xF << TRUMP_OFFSET
-_RANK_BITS = 0x1FFF << RANK_OFFSET
-_PASS_BIT = 1 << PASS_ACTION
-_NO_DOUBLE_BIT = 1 << DOUBLE_OFFSET
-
-
-def _double_bits(allowed: int, required: int) -> int:
-    """Legal doubling actions naming a subset of ``allowed`` that contains ``required``
-    (both 3-bit relative seat sets)."""
-    bits = 0
-    for b in range(8):
-        if b & ~allowed == 0 and b & required == required:
-            bits |= 1 << (DOUBLE_OFFSET + b)
-    return bits
-
-
-#: _DOUBLE_BITS[allowed][required] for every pair of 3-bit relative seat sets.
-_DOUBLE_BITS = tuple(tuple(_double_bits(a, r) for r in range(8)) for a in range(8))
-
-# Phases bound once for the hot paths.
-_DECLARE, _TRUMP, _DOMINO_RANK, _DOUBLE, _TRICKS, _DOMINO, _GAME_OVER = tuple(Phase)
-_NO_HEARTS, _NO_QUEENS, _BARBU, _NO_LAST_TWO, _TRUMPS = (
-    Contract.NO_HEARTS,
-    Contract.NO_QUEENS,
-    Contract.NO_KING_OF_HEARTS,
-    Contract.NO_LAST_TWO,
-    Contract.TRUMPS,
-)
+_PHASES = tuple(Phase)
+_CONTRACTS = tuple(Contract)
+_GAME_OVER = Phase.GAME_OVER
+_NO_RESULT = 0  # game_step's status when no hand ended
 
 
 class IllegalActionError(ValueError):
@@ -206,47 +180,68 @@ class HandResult:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
 
 
+def _scalar(field: int, doc: str) -> property:
+    """A field held in the kernels' int fields (``_kernels.F_*``)."""
+
+    def get(self: BarbuState) -> int:
+        return int(self._g[0, field])
+
+    def put(self: BarbuState, value: int) -> None:
+        self._g[0, field] = value
+        self._refresh()
+
+    return property(get, put, doc=doc)
+
+
+def _card_set(field: int, doc: str) -> property:
+    """A card set held in the kernels' card words (``_kernels.K_*``)."""
+
+    def get(self: BarbuState) -> int:
+        return int(self._c[0, field])
+
+    def put(self: BarbuState, value: int) -> None:
+        self._c[0, field] = value
+        self._refresh()
+
+    return property(get, put, doc=doc)
+
+
+def _per_seat(field: int, doc: str, cards: bool = False) -> property:
+    """Four values, one per seat, in the kernels' int fields or (``cards``) card words."""
+
+    def get(self: BarbuState) -> list[int]:
+        return (self._c if cards else self._g)[0, field : field + NUM_PLAYERS].tolist()
+
+    def put(self: BarbuState, values: Sequence[int]) -> None:
+        (self._c if cards else self._g)[0, field : field + NUM_PLAYERS] = [int(v) for v in values]
+        self._refresh()
+
+    return property(get, put, doc=doc)
+
+
 class BarbuState:
-    """The complete game state. Create with ``BarbuState.new_game``."""
+    """The complete game state: a view over one game's kernel state. Create with
+    ``BarbuState.new_game``."""
 
     __slots__ = (
         "rules",  # Rules in force
-        "rng",  # numpy Generator for the deals past ``deals``
+        "rng",  # numpy Generator the first declarer and the deals past ``deals`` were drawn from
         "deals",  # preset deals: list of 4-tuples of card sets, for hands 0, 1, ...
         "first_declarer",  # seat declaring hand 0
-        "hand_number",  # 0..27, 28 once the game is over
-        "phase",  # Phase
-        "current_player",  # seat to act; -1 when the game is over
-        "declarer",  # seat declaring this hand
-        "contracts_left",  # per seat: 7-bit set of contracts not yet declared (Contract bits)
-        "owed",  # owed[i][d]: doubles seat i still owes declarer d in d's 7 hands
-        "scores",  # game totals per seat (sum of settled hand scores)
-        "dealt",  # the four hands as dealt this hand (card sets)
-        "hands",  # the four hands now (card sets)
-        "contract",  # Contract of this hand, or -1 before the declaration
-        "trump",  # trump suit (Trumps) or -1
-        "start_rank",  # Domino starting rank or -1
-        "named",  # named[i]: set (4-bit, absolute seats) of players seat i named while doubling
-        "double_order",  # seats taking doubling turns, in order (grows with redouble_pass)
-        "double_pos",  # index into double_order of the seat to act
-        "played",  # played[i]: cards seat i has played this hand
-        "taken",  # taken[i]: cards in the tricks seat i has won this hand
-        "tricks_won",  # tricks won per seat this hand
-        "points",  # raw points per seat so far this hand
-        "trick_number",  # 0-based number of the current trick
-        "leader",  # seat that led the current trick
-        "trick",  # trick[i]: card seat i played to the current trick, -1 if none
-        "trick_mask",  # cards in the current trick
-        "trick_size",  # cards in the current trick (0..3 between actions)
-        "led_suit",  # suit led to the current trick, -1 before the lead
-        "win_seat",  # seat winning the current trick so far
-        "win_card",  # card winning the current trick so far
-        "playable",  # Domino: cards that could be placed on the layout now
-        "out_order",  # Domino: seats in the order they went out
-        "voids",  # voids[i]: 4-bit set of suits seat i has shown void in this hand (did not follow)
         "results",  # HandResult of every finished hand
         "history",  # every action applied, in order
-        "_legal",  # cached legal-action set, None when stale
+        "_rp",  # the rules as the kernels' switches (_kernels.rules_params)
+        "_g",  # int64 [1, F]: the game's int fields (_kernels.F_*)
+        "_c",  # uint64 [1, K]: its card sets and cached legal set (_kernels.K_*)
+        "_hb",  # float32 [1, 4, 132]: each seat's cached hand-level observation block
+        "_hb64",  # _hb seen as uint64
+        "_preset",  # uint64 [1, 28, 4]: the 28 deals
+        "_rewards",  # float32 [1, 4]: settled scores of the hand that just ended
+        "_obs",  # float32 [1, OBS_DIM]: the last observation written
+        "_obs64",  # _obs seen as uint64
+        "_obs_seat",  # seat whose observation of the current state is in _obs, -1 if none
+        "_cur",  # seat to act (cached from the kernels)
+        "_legal",  # legal-action set of the seat to act (cached from the kernels), None when stale
     )
 
     # ------------------------------------------------------------------ creation
@@ -260,7 +255,8 @@ class BarbuState:
         deals: Sequence | None = None,
     ) -> BarbuState:
         """A new game: the first declarer is ``first_declarer`` or drawn from ``rng``;
-        hand h is ``deals[h]`` where given, else dealt from ``rng``."""
+        hand h is ``deals[h]`` where given, else dealt from ``rng`` (all drawn now, in
+        hand order, after the first declarer)."""
         s = cls.__new__(cls)
         s.rules = load_rules(rules)
         s.rng = rng if rng is not None else np.random.default_rng()
@@ -274,75 +270,151 @@ class BarbuState:
         if isinstance(first_declarer, bool) or first_declarer not in range(NUM_PLAYERS):
             raise ValueError(f"first_declarer must be a seat 0-3, not {first_declarer!r}")
         s.first_declarer = int(first_declarer)
-        s.hand_number = 0
-        s.contracts_left = [_ALL_CONTRACTS] * NUM_PLAYERS
-        m = s.rules.min_declarer_doubles
-        s.owed = [[0 if i == d else m for d in range(NUM_PLAYERS)] for i in range(NUM_PLAYERS)]
-        s.scores = [0] * NUM_PLAYERS
         s.results = []
         s.history = []
-        s._start_hand()
+        s._rp = K.rules_params(s.rules)
+        s._g = np.zeros((1, K.NUM_INT_FIELDS), dtype=np.int64)
+        s._c = np.zeros((1, K.NUM_CARD_FIELDS), dtype=np.uint64)
+        s._hb = np.zeros((1, NUM_PLAYERS, 2 * K.HAND_BLOCK_WORDS), dtype=np.float32)
+        s._hb64 = s._hb.view(np.uint64)
+        s._preset = np.zeros((1, NUM_HANDS, NUM_PLAYERS), dtype=np.uint64)
+        for h in range(NUM_HANDS):
+            s._preset[0, h] = s.deals[h] if h < len(s.deals) else _random_deal(s.rng)
+        s._rewards = np.zeros((1, NUM_PLAYERS), dtype=np.float32)
+        s._obs = np.zeros((1, OBS_DIM), dtype=np.float32)
+        s._obs64 = s._obs.view(np.uint64)
+        s._obs_seat = -1
+        cur, lo, hi = K.game_new(s._g, s._c, s._preset, s._rp, s.first_declarer)
+        s._cur = cur
+        s._legal = lo | hi << 64
         return s
 
     def clone(self) -> BarbuState:
-        """An independent copy (the rng is shared: a clone is for look-ahead, not for
-        dealing)."""
+        """An independent copy (its arrays copied; the rng is shared, but every deal of the
+        game was drawn at ``new_game``, so a clone plays on with the same deals)."""
         c = BarbuState.__new__(BarbuState)
-        for name in BarbuState.__slots__:
-            v = getattr(self, name)
-            if name == "owed":
-                v = [row[:] for row in v]
-            elif type(v) is list:
-                v = v[:]
-            setattr(c, name, v)
+        c.rules = self.rules
+        c.rng = self.rng
+        c.deals = self.deals[:]
+        c.first_declarer = self.first_declarer
+        c.results = self.results[:]
+        c.history = self.history[:]
+        c._rp = self._rp
+        c._g = self._g.copy()
+        c._c = self._c.copy()
+        c._hb = self._hb.copy()
+        c._hb64 = c._hb.view(np.uint64)
+        c._preset = self._preset
+        c._rewards = self._rewards.copy()
+        c._obs = self._obs.copy()
+        c._obs64 = c._obs.view(np.uint64)
+        c._obs_seat = self._obs_seat
+        c._cur = self._cur
+        c._legal = self._legal
         return c
 
-    def _deal(self) -> tuple[int, int, int, int]:
-        if self.hand_number < len(self.deals):
-            return self.deals[self.hand_number]
-        perm = self.rng.permutation(52).reshape(NUM_PLAYERS, CARDS_PER_HAND).astype(np.uint64)
-        masks = np.bitwise_or.reduce(np.left_shift(np.uint64(1), perm), axis=1)
-        return tuple(int(x) for x in masks)
+    def __getstate__(self) -> dict:
+        """For pickle and deepcopy: the slots but the two uint64 views, remade on load."""
+        return {name: getattr(self, name) for name in self.__slots__ if name not in ("_hb64", "_obs64")}
 
-    def _start_hand(self) -> None:
-        self.dealt = self._deal()
-        self.hands = list(self.dealt)
-        self.declarer = declarer_of_hand(self.rules, self.first_declarer, self.hand_number)
-        self.phase = _DECLARE
-        self.current_player = self.declarer
-        self.contract = -1
-        self.trump = -1
-        self.start_rank = -1
-        self.named = [0] * NUM_PLAYERS
-        self.double_order = []
-        self.double_pos = 0
-        self.played = [0] * NUM_PLAYERS
-        self.taken = [0] * NUM_PLAYERS
-        self.tricks_won = [0] * NUM_PLAYERS
-        self.points = [0] * NUM_PLAYERS
-        self.trick_number = 0
-        self.leader = self.declarer
-        self.trick = [-1] * NUM_PLAYERS
-        self.trick_mask = 0
-        self.trick_size = 0
-        self.led_suit = -1
-        self.win_seat = -1
-        self.win_card = -1
-        self.playable = 0
-        self.out_order = []
-        self.voids = [0] * NUM_PLAYERS
-        self._legal = None
+    def __setstate__(self, state: dict) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._hb64 = self._hb.view(np.uint64)
+        self._obs64 = self._obs.view(np.uint64)
+
+    # ------------------------------------------------------------------ fields
+    #
+    # Each field reads the kernel arrays and returns a new value (lists are copies). Assigning
+    # a field writes the arrays and recomputes what depends on it (for tests that build
+    # positions): ``state.hands = hands``, never ``state.hands[seat] = ...``.
+
+    phase = property(lambda self: _PHASES[self._g[0, K.F_PHASE]], doc="Phase")
+    declarer = _scalar(K.F_DECLARER, "seat declaring this hand")
+    hand_number = _scalar(K.F_HAND, "0..27, 28 once the game is over")
+    trump = _scalar(K.F_TRUMP, "trump suit (Trumps) or -1")
+    start_rank = _scalar(K.F_RANK, "Domino starting rank or -1")
+    double_pos = _scalar(K.F_DPOS, "index into double_order of the seat to act")
+    trick_size = _scalar(K.F_TSIZE, "cards in the current trick (0..3 between actions)")
+    trick_number = _scalar(K.F_TRICK_NO, "0-based number of the current trick")
+    led_suit = _scalar(K.F_LED, "suit led to the current trick, -1 before the lead")
+    leader = _scalar(K.F_LEADER, "seat that led the current trick")
+    win_seat = _scalar(K.F_WIN_SEAT, "seat winning the current trick so far")
+    win_card = _scalar(K.F_WIN_CARD, "card winning the current trick so far")
+    trick_mask = _card_set(K.K_TRICK, "cards in the current trick")
+    playable = _card_set(K.K_PLAYABLE, "Domino: cards that could be placed on the layout now")
+    hands = _per_seat(K.K_HANDS, "the four hands now (card sets)", cards=True)
+    played = _per_seat(K.K_PLAYED, "played[i]: cards seat i has played this hand", cards=True)
+    taken = _per_seat(K.K_TAKEN, "taken[i]: cards in the tricks seat i has won this hand", cards=True)
+    tricks_won = _per_seat(K.F_WON, "tricks won per seat this hand")
+    points = _per_seat(K.F_POINTS, "raw points per seat so far this hand")
+    scores = _per_seat(K.F_SCORES, "game totals per seat (sum of settled hand scores)")
+    named = _per_seat(K.F_NAMED, "named[i]: set (4-bit, absolute seats) of players seat i named while doubling")
+    trick = _per_seat(K.F_TRICK, "trick[i]: card seat i played to the current trick, -1 if none")
+    voids = _per_seat(K.F_VOIDS, "voids[i]: 4-bit set of suits seat i has shown void in this hand (did not follow)")
+    contracts_left = _per_seat(K.F_LEFT, "per seat: 7-bit set of contracts not yet declared (Contract bits)")
+
+    @property
+    def current_player(self) -> int:
+        """Seat to act; -1 when the game is over."""
+        return self._cur
+
+    @current_player.setter
+    def current_player(self, seat: int) -> None:
+        self._g[0, K.F_CUR] = self._cur = seat
+        self._refresh()
+
+    @property
+    def contract(self) -> Contract | int:
+        """Contract of this hand, or -1 before the declaration."""
+        c = self._g[0, K.F_CONTRACT]
+        return _CONTRACTS[c] if c >= 0 else -1
+
+    @contract.setter
+    def contract(self, contract: int) -> None:
+        self._g[0, K.F_CONTRACT] = contract
+        self._refresh()
+
+    @property
+    def dealt(self) -> tuple[int, int, int, int]:
+        """The four hands as dealt this hand (card sets)."""
+        return tuple(self._c[0, K.K_DEALT : K.K_DEALT + NUM_PLAYERS].tolist())
+
+    @dealt.setter
+    def dealt(self, hands: Sequence[int]) -> None:
+        self._c[0, K.K_DEALT : K.K_DEALT + NUM_PLAYERS] = [int(h) for h in hands]
+        self._refresh()
+
+    @property
+    def double_order(self) -> list[int]:
+        """Seats taking doubling turns, in order (grows with redouble_pass)."""
+        return self._g[0, K.F_ORDER : K.F_ORDER + self._g[0, K.F_DLEN]].tolist()
+
+    @property
+    def out_order(self) -> list[int]:
+        """Domino: seats in the order they went out."""
+        return self._g[0, K.F_OUT : K.F_OUT + self._g[0, K.F_NOUT]].tolist()
+
+    @property
+    def owed(self) -> list[list[int]]:
+        """owed[i][d]: doubles seat i still owes declarer d in d's 7 hands."""
+        o = self._g[0, K.F_OWED : K.F_OWED + NUM_PLAYERS * NUM_PLAYERS].tolist()
+        return [o[NUM_PLAYERS * i : NUM_PLAYERS * (i + 1)] for i in range(NUM_PLAYERS)]
+
+    @owed.setter
+    def owed(self, owed: Sequence[Sequence[int]]) -> None:
+        self._g[0, K.F_OWED : K.F_OWED + NUM_PLAYERS * NUM_PLAYERS] = [v for row in owed for v in row]
+        self._refresh()
 
     # ------------------------------------------------------------------ queries
 
     @property
     def is_terminal(self) -> bool:
-        return self.phase is _GAME_OVER
+        return bool(self._g[0, K.F_PHASE] == K.GAME_OVER)
 
     def levels(self) -> list[list[int]]:
         """levels[i][j]: 0, 1 (double) or 2 (redoubled) between seats i and j this hand."""
-        n = self.named
-        return [[((n[i] >> j) & 1) + ((n[j] >> i) & 1) for j in range(NUM_PLAYERS)] for i in range(NUM_PLAYERS)]
+        return _levels(self.named)
 
     def hands_left(self, declarer: int) -> int:
         """Hands ``declarer`` has left to declare, the current one included once declared."""
@@ -355,318 +427,125 @@ class BarbuState:
         """The legal actions of ``current_player`` as an 85-bit int (0 once the game is over)."""
         legal = self._legal
         if legal is None:
-            phase = self.phase
-            if phase is _TRICKS:
-                legal = self._legal_trick_cards()
-            elif phase is _DOMINO:
-                legal = self.hands[self.current_player] & self.playable or _PASS_BIT
-            elif phase is _DOUBLE:
-                legal = self._legal_doubles()
-            elif phase is _DECLARE:
-                legal = self.contracts_left[self.declarer] << DECLARE_OFFSET
-            elif phase is _TRUMP:
-                legal = _TRUMP_BITS
-            elif phase is _DOMINO_RANK:
-                legal = _RANK_BITS
-            else:
-                legal = 0
-            self._legal = legal
+            legal = self._refresh()
         return legal
 
     def legal_actions(self) -> list[int]:
         """The legal actions of ``current_player``, ascending."""
         return actions_of(self.legal_mask())
 
-    def _legal_trick_cards(self) -> int:
-        hand = self.hands[self.current_player]
-        contract = self.contract
-        if self.trick_size == 0:
-            # Leading: No Hearts and Barbu ban a heart lead unless the hand is all hearts.
-            if contract == _NO_HEARTS or contract == _BARBU:
-                return hand & ~HEARTS_MASK or hand
-            return hand
-        follow = hand & SUIT_MASK[self.led_suit]
-        if contract == _TRUMPS:
-            return self._legal_trumps(hand, follow)
-        if contract == _BARBU and self.rules.barbu_king_first_chance and (hand >> KING_OF_HEARTS) & 1:
-            # K♥ at the first chance: when void in the led suit ...
-            if not follow:
-                return 1 << KING_OF_HEARTS
-            # ... and on a heart lead once A♥ is in the trick.
-            if self.led_suit == HEARTS and (self.trick_mask >> ACE_OF_HEARTS) & 1:
-                return 1 << KING_OF_HEARTS
-        # Follow suit if able, else any card.
-        return follow or hand
-
-    def _legal_trumps(self, hand: int, follow: int) -> int:
-        rules = self.rules
-        trumps_held = hand & SUIT_MASK[self.trump]
-        trumps_in_trick = self.trick_mask & SUIT_MASK[self.trump]
-        # Trumps above every trump in the trick (all held trumps if the trick has none).
-        higher = trumps_held & ~((1 << trumps_in_trick.bit_length()) - 1)
-        if self.led_suit == self.trump:
-            # Trump led: follow with a trump, beating the trick's trumps if able.
-            if not trumps_held:
-                return hand
-            if rules.trumps_must_overtrump and higher:
-                return higher
-            return trumps_held
-        # Plain suit led: follow suit if able.
-        if follow:
-            return follow
-        if not trumps_held:
-            return hand
-        if trumps_in_trick and rules.trumps_must_overtrump:
-            # A trump is in the trick: beat it if able, else any card at all.
-            return higher or hand
-        # Void: ruff if obliged, else any card.
-        return trumps_held if rules.trumps_must_ruff else hand
-
-    def _legal_doubles(self) -> int:
-        seat = self.current_player
-        d = self.declarer
-        named = self.named
-        if self.double_pos >= NUM_PLAYERS:
-            # Redouble pass: the later players who doubled this seat, not yet redoubled.
-            targets = self._redouble_pass_targets(seat)
-            required = 0
-        elif seat == d:
-            # Declarer: redouble any of those who doubled them.
-            targets = sum(1 << t for t in range(NUM_PLAYERS) if (named[t] >> d) & 1)
-            required = 0
-        else:
-            if self.contract >= Contract.TRUMPS or self.rules.doubling_targets == "declarer_only":
-                targets = 1 << d
-            else:
-                targets = 0xF & ~(1 << seat)
-            # The obligation: owing as many doubles as the declarer has hands left.
-            required = 1 << d if self.owed[seat][d] >= self.hands_left(d) else 0
-        return _DOUBLE_BITS[self._relative_set(seat, targets)][self._relative_set(seat, required)]
-
-    @staticmethod
-    def _relative_set(seat: int, absolute: int) -> int:
-        """A 4-bit absolute seat set as the 3-bit set relative to ``seat`` (bit 0 = left)."""
-        return ((absolute | absolute << NUM_PLAYERS) >> (seat + 1)) & 0b111
-
-    def _redouble_pass_targets(self, seat: int) -> int:
-        """Seats acting after ``seat`` in the four turns who doubled (not redoubled) it."""
-        order = self.double_order
-        after = order[order.index(seat) + 1 : NUM_PLAYERS]
-        return sum(1 << t for t in after if (self.named[t] >> seat) & 1 and not (self.named[seat] >> t) & 1)
-
     # ------------------------------------------------------------------ actions
 
-    def apply_action(self, action: int) -> HandResult | None:
+    def apply_action(self, action: int, observe: bool = False) -> HandResult | None:
         """Apply ``current_player``'s action; returns the HandResult if it ended a hand.
 
-        An illegal action raises ``IllegalActionError`` and changes nothing."""
-        legal = self._legal if self._legal is not None else self.legal_mask()
+        An illegal action raises ``IllegalActionError`` and changes nothing. With
+        ``observe`` the same kernel call also writes the observation of the next seat to
+        act, which ``observe(current_player)`` then returns without another (for callers
+        that observe every decision, as the environments do)."""
+        legal = self._legal
+        if legal is None:
+            legal = self._refresh()
         if type(action) is not int:  # not isinstance: a bool is not an action
             action = _as_action(action)
         if action < 0 or not (legal >> action) & 1:
             raise IllegalActionError(self._illegal_message(action, legal))
-        self._legal = None
         self.history.append(action)
-        phase = self.phase
-        if phase is _TRICKS:
-            return self._apply_trick_card(action)
-        if phase is _DOMINO:
-            return self._apply_domino(action)
-        if phase is _DOUBLE:
-            return self._apply_double(action)
-        if phase is _DECLARE:
-            return self._apply_declare(action)
-        if phase is _TRUMP:
-            self.trump = action - TRUMP_OFFSET
-        else:  # _DOMINO_RANK
-            self.start_rank = action - RANK_OFFSET
-        self._start_doubling()
-        return None
+        status, cur, lo, hi = K.game_step(
+            self._g,
+            self._c,
+            self._hb,
+            self._hb64,
+            self._preset,
+            self._rp,
+            self._rewards,
+            self._obs,
+            self._obs64,
+            action,
+            observe,
+        )
+        self._cur = cur
+        self._obs_seat = cur if observe else -1
+        self._legal = lo | hi << 64
+        if status == _NO_RESULT:
+            return None
+        return self._hand_result()
 
     def _illegal_message(self, action: int, legal: int) -> str:
         # Only ids 0..84 have a text (action_text reads a negative id as an offset).
         what = f"{action} ({action_text(action)})" if 0 <= action < NUM_ACTIONS else repr(action)
-        if self.phase is _GAME_OVER:
+        if self.is_terminal:
             return f"illegal action {what}: the game is over"
         options = ", ".join(f"{a} ({action_text(a)})" for a in actions_of(legal))
         return (
             f"illegal action {what} for seat {self.current_player} in phase {self.phase.name}; legal actions: {options}"
         )
 
-    def _apply_declare(self, action: int) -> None:
-        contract = Contract(action - DECLARE_OFFSET)
-        self.contract = contract
-        self.contracts_left[self.declarer] &= ~(1 << contract)
-        if contract == _TRUMPS:
-            self.phase = _TRUMP
-        elif contract == Contract.DOMINO:
-            self.phase = _DOMINO_RANK
-        else:
-            self._start_doubling()
-
-    def _start_doubling(self) -> None:
-        d = self.declarer
-        self.phase = _DOUBLE
-        self.double_order = [(d + 1) % 4, (d + 2) % 4, (d + 3) % 4, d]
-        self.double_pos = 0
-        self.current_player = self.double_order[0]
-
-    def _apply_double(self, action: int) -> None:
-        seat = self.current_player
-        rel = action - DOUBLE_OFFSET
-        for k in range(3):
-            if (rel >> k) & 1:
-                target = (seat + 1 + k) % NUM_PLAYERS
-                if target == self.declarer:  # only doubles of the declarer count
-                    self.owed[seat][target] = max(0, self.owed[seat][target] - 1)
-                self.named[seat] |= 1 << target
-        self.double_pos += 1
-        if self.double_pos == NUM_PLAYERS and self.rules.redouble_pass:
-            self.double_order += [p for p in self.double_order[:3] if self._redouble_pass_targets(p)]
-        if self.double_pos < len(self.double_order):
-            self.current_player = self.double_order[self.double_pos]
-        else:
-            self._start_play()
-
-    def _start_play(self) -> None:
-        self.current_player = self.declarer
-        self.leader = self.declarer
-        if self.contract == Contract.DOMINO:
-            self.phase = _DOMINO
-            self.playable = sum(1 << (s * NUM_RANKS + self.start_rank) for s in range(4))
-        else:
-            self.phase = _TRICKS
-
-    def _apply_trick_card(self, card: int) -> HandResult | None:
-        seat = self.current_player
-        bit = 1 << card
-        self.hands[seat] ^= bit
-        self.played[seat] |= bit
-        self.trick[seat] = card
-        self.trick_mask |= bit
-        if self.trick_size == 0:
-            self.led_suit = card // NUM_RANKS
-            self.win_seat, self.win_card = seat, card
-        else:
-            win = self.win_card
-            suit = card // NUM_RANKS
-            if suit != self.led_suit:  # did not follow: void in the led suit, for all to see
-                self.voids[seat] |= 1 << self.led_suit
-            if (suit == win // NUM_RANKS and card > win) or (suit == self.trump and win // NUM_RANKS != suit):
-                self.win_seat, self.win_card = seat, card
-        self.trick_size += 1
-        if self.trick_size < NUM_PLAYERS:
-            self.current_player = (seat + 1) % NUM_PLAYERS
-            return None
-        return self._finish_trick()
-
-    def _finish_trick(self) -> HandResult | None:
-        winner = self.win_seat
-        cards = self.trick_mask
-        rules = self.rules
-        contract = self.contract
-        self.taken[winner] |= cards
-        self.tricks_won[winner] += 1
-        n = self.trick_number
-        over = n == CARDS_PER_HAND - 1
-        if contract == Contract.NO_TRICKS:
-            self.points[winner] += rules.no_tricks_points
-        elif contract == _NO_HEARTS:
-            hearts = cards & HEARTS_MASK
-            if hearts:
-                ace = (hearts >> ACE_OF_HEARTS) & 1
-                self.points[winner] += (
-                    rules.no_hearts_points * (hearts.bit_count() - ace) + rules.no_hearts_ace_points * ace
-                )
-                if rules.end_no_hearts_early:
-                    over = over or all(t & HEARTS_MASK == 0 for t in self.hands)
-        elif contract == _NO_QUEENS:
-            queens = cards & QUEENS_MASK
-            if queens:
-                self.points[winner] += rules.no_queens_points * queens.bit_count()
-                if rules.end_no_queens_early:
-                    over = over or all(t & QUEENS_MASK == 0 for t in self.hands)
-        elif contract == _BARBU:
-            if (cards >> KING_OF_HEARTS) & 1:
-                self.points[winner] += rules.barbu_points
-                over = over or rules.end_barbu_early
-        elif contract == _NO_LAST_TWO:
-            if n >= CARDS_PER_HAND - 2:
-                self.points[winner] += rules.no_last_two_points[n - (CARDS_PER_HAND - 2)]
-        else:  # Trumps
-            self.points[winner] += rules.trumps_points
-        if over:
-            return self._finish_hand(self.points)
-        self.trick_number = n + 1
-        self.leader = self.current_player = winner
-        self.trick = [-1] * NUM_PLAYERS
-        self.trick_mask = 0
-        self.trick_size = 0
-        self.led_suit = -1
-        return None
-
-    def _apply_domino(self, action: int) -> HandResult | None:
-        seat = self.current_player
-        hands = self.hands
-        if action != PASS_ACTION:
-            bit = 1 << action
-            hands[seat] ^= bit
-            self.played[seat] |= bit
-            rank = action % NUM_RANKS
-            # The card leaves the playable set; its row now reaches one rank further.
-            playable = self.playable ^ bit
-            if rank >= self.start_rank and rank < NUM_RANKS - 1:
-                playable |= bit << 1
-            if rank <= self.start_rank and rank > 0:
-                playable |= bit >> 1
-            self.playable = playable
-            if not hands[seat]:
-                self.out_order.append(seat)
-                if len(self.out_order) == NUM_PLAYERS - 1:
-                    last = next(p for p in range(NUM_PLAYERS) if hands[p])
-                    raw = [0] * NUM_PLAYERS
-                    for place, p in enumerate(self.out_order + [last]):
-                        raw[p] = self.rules.domino_scores[place]
-                    return self._finish_hand(raw)
-        # Next seat to the left that still holds cards.
-        nxt = (seat + 1) % NUM_PLAYERS
-        while not hands[nxt]:
-            nxt = (nxt + 1) % NUM_PLAYERS
-        self.current_player = nxt
-        return None
-
-    def _finish_hand(self, raw: list[int]) -> HandResult:
-        levels = self.levels()
-        settled = settle(raw, levels)
+    def _hand_result(self) -> HandResult:
+        """The record of the hand that just ended (the kernels' ``F_REC_*``), added to ``results``."""
+        g = self._g[0]
+        named = g[K.F_REC_NAMED : K.F_REC_NAMED + NUM_PLAYERS].tolist()
+        trump, rank = int(g[K.F_REC_TRUMP]), int(g[K.F_REC_RANK])
         result = HandResult(
-            hand=self.hand_number,
-            declarer=self.declarer,
-            contract=CONTRACT_NAMES[self.contract],
-            trump=self.trump if self.trump >= 0 else None,
-            starting_rank=self.start_rank if self.start_rank >= 0 else None,
-            dealt=self.dealt,
-            levels=tuple(tuple(row) for row in levels),
-            raw=tuple(raw),
-            settled=tuple(settled),
-            tricks=tuple(self.tricks_won),
-            out_order=tuple(self.out_order),
+            hand=int(g[K.F_REC_HAND]),
+            declarer=int(g[K.F_REC_DECLARER]),
+            contract=CONTRACT_NAMES[g[K.F_REC_CONTRACT]],
+            trump=trump if trump >= 0 else None,
+            starting_rank=rank if rank >= 0 else None,
+            dealt=tuple(self._c[0, K.K_REC_DEALT : K.K_REC_DEALT + NUM_PLAYERS].tolist()),
+            levels=tuple(tuple(row) for row in _levels(named)),
+            raw=tuple(g[K.F_REC_RAW : K.F_REC_RAW + NUM_PLAYERS].tolist()),
+            settled=tuple(g[K.F_REC_SETTLED : K.F_REC_SETTLED + NUM_PLAYERS].tolist()),
+            tricks=tuple(g[K.F_REC_WON : K.F_REC_WON + NUM_PLAYERS].tolist()),
+            out_order=tuple(g[K.F_REC_OUT : K.F_REC_OUT + g[K.F_REC_NOUT]].tolist()),
         )
-        self.points = list(raw)  # Domino's raw scores come only now
         self.results.append(result)
-        for p in range(NUM_PLAYERS):
-            self.scores[p] += settled[p]
-        self.hand_number += 1
-        if self.hand_number == NUM_HANDS:
-            self.phase = _GAME_OVER
-            self.current_player = -1
-        else:
-            self._start_hand()
         return result
+
+    def _refresh(self) -> int:
+        """After a field was assigned: the kernels recompute the legal set; the cached
+        observation blocks are dropped."""
+        lo, hi = K.game_refresh(self._g, self._c, self._rp)
+        self._legal = lo | hi << 64
+        self._obs_seat = -1
+        return self._legal
+
+    # ------------------------------------------------------------------ observations
+
+    def observe(self, seat: int) -> np.ndarray:
+        """``seat``'s observation (``barbu_env.observation``) as a new float32 array."""
+        if seat != self._obs_seat:
+            K.game_observe(self._g, self._c, self._hb, self._hb64, self._rp, self._obs, self._obs64, seat)
+            self._obs_seat = seat
+        return self._obs[0].copy()
+
+    def hand_rows(self) -> np.ndarray:
+        """The four hands now (absolute seats) as float32 card rows [4, 52]."""
+        out = np.empty((1, NUM_PLAYERS * NUM_CARDS), dtype=np.float32)
+        K.game_hands(self._c, out.view(np.uint64))
+        return out.reshape(NUM_PLAYERS, NUM_CARDS)
+
+    def state_vector(self) -> np.ndarray:
+        """The global state (``observation.STATE_DIM`` values): all hands (absolute
+        seats), then seat 0's observation less its hand."""
+        return np.concatenate([self.hand_rows().reshape(-1), self.observe(0)[NUM_CARDS:]])
 
     # ------------------------------------------------------------------ text
 
     def __str__(self) -> str:
         return render_state(self)
+
+
+def _levels(named: Sequence[int]) -> list[list[int]]:
+    """levels[i][j] from the seats each seat named while doubling."""
+    n = named
+    return [[((n[i] >> j) & 1) + ((n[j] >> i) & 1) for j in range(NUM_PLAYERS)] for i in range(NUM_PLAYERS)]
+
+
+def _random_deal(rng: np.random.Generator) -> np.ndarray:
+    """Four hands (card sets, uint64) from one permutation of the deck."""
+    perm = rng.permutation(NUM_CARDS).reshape(NUM_PLAYERS, CARDS_PER_HAND).astype(np.uint64)
+    return np.bitwise_or.reduce(np.left_shift(np.uint64(1), perm), axis=1)
 
 
 def _as_action(action) -> int:

@@ -179,7 +179,7 @@ class BarbuGymEnv(gymnasium.Env):
             if self.illegal_action == "raise":
                 raise IllegalActionError(f"action {action} is illegal for seat {self.seat}; legal actions: {legal}")
             action = int(self.np_random.choice(legal))
-        result = game.apply_action(action)
+        result = game.apply_action(action, observe=True)
         if result is not None:
             self._credit.add([result.settled])
         results = ([result] if result is not None else []) + self._advance()
@@ -225,7 +225,7 @@ class BarbuGymEnv(gymnasium.Env):
                 agent = self._opponents[(actor - seat - 1) % NUM_PLAYERS]
                 obs = {"observation": self._encoder.observe(game, actor), "action_mask": mask_array(legal)}
                 action = agent.act(obs, AGENTS[actor])
-            result = game.apply_action(action)
+            result = game.apply_action(action, observe=True)
             if result is not None:
                 results.append(result)
                 self._credit.add([result.settled])

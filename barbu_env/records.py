@@ -39,7 +39,7 @@ hand by hand: the deal, contract and doubles (through the ansi renderer,
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,32 @@ VERSION = 1
 
 class RecordError(ValueError):
     """A record that is malformed, or whose actions do not reproduce its results."""
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _list_of(x: Any, ok: Callable[[Any], bool]) -> bool:
+    return isinstance(x, list) and all(ok(v) for v in x)
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+#: A loaded record's fields: the test each value must pass, and what it must be (for the message).
+_FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "rules": (lambda x: isinstance(x, dict), "a mapping of rule switches"),
+    "first_declarer": (_is_int, "a seat (an integer)"),
+    "deals": (lambda x: _list_of(x, lambda d: _list_of(d, lambda h: isinstance(h, str))), "a list of 4-hand lists"),
+    "actions": (lambda x: _list_of(x, _is_int), "a list of integer actions"),
+    "hands": (lambda x: _list_of(x, lambda h: isinstance(h, dict)), "a list of hand results (mappings)"),
+    "final_scores": (lambda x: _list_of(x, _is_int) and len(x) == NUM_PLAYERS, f"a list of {NUM_PLAYERS} integers"),
+    "agents": (lambda x: x is None or _list_of(x, lambda a: isinstance(a, str)), "a list of agent names"),
+    "metadata": (lambda x: x is None or isinstance(x, dict), "a mapping"),
+}
 
 
 @dataclass
@@ -119,6 +145,9 @@ class GameRecord:
         missing = [k for k in ("rules", "first_declarer", "deals", "actions", "hands", "final_scores") if k not in data]
         if missing:
             raise RecordError(f"game record lacks {missing}")
+        for key, (ok, wanted) in _FIELD_CHECKS.items():
+            if key in data and not ok(data[key]):
+                raise RecordError(f"game record field {key!r} must be {wanted}, not {_short(data[key])}")
         return cls(
             rules=dict(data["rules"]),
             first_declarer=data["first_declarer"],

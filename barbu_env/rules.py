@@ -112,7 +112,7 @@ class Rules:
         if not isinstance(mapping, Mapping):
             raise RulesError(f"rules must be a mapping of switches, not {mapping!r}")
         known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(mapping) - known)
+        unknown = sorted((k for k in mapping if k not in known), key=repr)  # YAML keys need not be strings
         if unknown:
             raise RulesError(f"unknown rule switch(es) {unknown}; known switches: {sorted(known)}")
         return cls(**mapping)
@@ -136,7 +136,10 @@ def read_rules_file(path: str | Path) -> Rules:
     """Rules from a YAML file: a mapping of switches and an optional ``description``."""
     import yaml
 
-    data = yaml.safe_load(Path(path).read_text()) or {}
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+    except yaml.YAMLError as e:
+        raise RulesError(f"{path}: not YAML ({' '.join(str(e).split())})") from None
     if not isinstance(data, Mapping):
         raise RulesError(f"{path}: a rules file holds a mapping of switches")
     data = dict(data)

@@ -212,7 +212,7 @@ def play_games(
             state = states[g]
             phase = state.phase
             try:
-                state.apply_action(action)
+                state.apply_action(action, observe=True)
             except IllegalActionError as e:
                 name = getattr(agent_sets[g][seat], "name", type(agent_sets[g][seat]).__name__)
                 raise IllegalActionError(f"agent {name!r} in seat {seat}: {e}") from None

@@ -96,6 +96,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import _kernels as K
+from ._kernels import rules_params
 from .actions import NUM_ACTIONS, action_text, actions_of
 from .engine import NUM_HANDS, NUM_PLAYERS, IllegalActionError, parse_deal
 from .observation import OBS_DIM
@@ -104,43 +105,8 @@ from .rules import Rules, load_rules
 __all__ = ["VectorBarbu", "rules_params"]
 
 
-def _check_compiled_constants() -> None:
-    """The kernels' compiled numbers (possibly from numba's disk cache) are the current
-    layout, action ids and the rest of ``_kernels.FROZEN``; numba's cache notices changes
-    to ``_kernels.py`` only, not to the modules these numbers come from."""
-    compiled = tuple(K.compiled_constants())
-    if compiled != K.FROZEN:
-        raise ImportError(
-            "numba's disk cache of barbu_env._kernels was compiled for another observation layout or action "
-            "ids: delete barbu_env/__pycache__/_kernels.*.nbi and _kernels.*.nbc and import again"
-        )
-
-
-_check_compiled_constants()
-
-
-def rules_params(rules: Rules) -> np.ndarray:
-    """The switches of ``rules`` as the kernels' int64 array (indices ``_kernels.R_*``)."""
-    rp = np.zeros(K.NUM_RULE_PARAMS, dtype=np.int64)
-    rp[K.R_EVERY_HAND] = rules.rotation == "every_hand"
-    rp[K.R_OVERTRUMP] = rules.trumps_must_overtrump
-    rp[K.R_RUFF] = rules.trumps_must_ruff
-    rp[K.R_KING_FIRST] = rules.barbu_king_first_chance
-    rp[K.R_END_HEARTS] = rules.end_no_hearts_early
-    rp[K.R_END_QUEENS] = rules.end_no_queens_early
-    rp[K.R_END_BARBU] = rules.end_barbu_early
-    rp[K.R_DECLARER_ONLY] = rules.doubling_targets == "declarer_only"
-    rp[K.R_REDOUBLE_PASS] = rules.redouble_pass
-    rp[K.R_MIN_DOUBLES] = rules.min_declarer_doubles
-    rp[K.R_NO_TRICKS] = rules.no_tricks_points
-    rp[K.R_NO_HEARTS] = rules.no_hearts_points
-    rp[K.R_NO_HEARTS_ACE] = rules.no_hearts_ace_points
-    rp[K.R_NO_QUEENS] = rules.no_queens_points
-    rp[K.R_BARBU] = rules.barbu_points
-    rp[K.R_LAST_TWO : K.R_LAST_TWO + 2] = rules.no_last_two_points
-    rp[K.R_TRUMPS] = rules.trumps_points
-    rp[K.R_DOMINO : K.R_DOMINO + 4] = rules.domino_scores
-    return rp
+# The kernels check their compiled constants on import (kept here under its old name).
+_check_compiled_constants = K.check_compiled_constants
 
 
 class VectorBarbu:

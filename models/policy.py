@@ -176,9 +176,21 @@ def save_checkpoint(path: str | Path, model: BarbuActorCritic, **extra: Any) -> 
 
 def load_checkpoint(path: str | Path) -> tuple[BarbuActorCritic, dict[str, Any]]:
     """The network and the checkpoint's other contents; ``weights_only=True``, so a
-    checkpoint cannot run code."""
-    payload = torch.load(path, map_location="cpu", weights_only=True)
-    model = BarbuActorCritic(PolicyConfig(**payload["model_config"]))
-    model.load_state_dict(payload["state_dict"])
+    checkpoint cannot run code. A missing file is a FileNotFoundError; a file that is not
+    a barbu checkpoint (not a torch file, or one without a matching network) a ValueError."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such checkpoint")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises pickle, zip and runtime errors alike for a foreign file
+        raise ValueError(f"{path}: not a barbu checkpoint (torch cannot load it: {type(e).__name__})") from e
+    if not isinstance(payload, dict) or not {"model_config", "state_dict"} <= set(payload):
+        raise ValueError(f"{path}: not a barbu checkpoint (no model_config and state_dict)")
+    try:
+        model = BarbuActorCritic(PolicyConfig(**payload["model_config"]))
+        model.load_state_dict(payload["state_dict"])
+    except (TypeError, RuntimeError) as e:
+        raise ValueError(f"{path}: not a barbu checkpoint (its network does not load: {e})") from e
     model.eval()
     return model, payload

@@ -11,6 +11,7 @@ the comparison, here.
 from __future__ import annotations
 
 import numpy as np
+from oracle.observation import OFFSETS
 
 from barbu_env.agents.heuristic import (
     AVERAGE,
@@ -48,8 +49,7 @@ from barbu_env.cards import (
     SUIT_MASK,
     cards_of,
 )
-from barbu_env.engine import Contract
-from barbu_env.observation import OFFSETS
+from barbu_env.constants import Contract
 from barbu_env.rules import Rules, load_rules
 
 # ---------------------------------------------------------------------------- constants

@@ -719,10 +719,15 @@ def test_declarer_is_offered_only_unused_contracts():
 # ---------------------------------------------------------------------------- illegal actions
 
 
+#: The public fields of a state (properties computed from its kernel arrays).
+PUBLIC_FIELDS = tuple(n for n, v in vars(BarbuState).items() if isinstance(v, property))
+
+
 def snapshot(s: BarbuState) -> dict:
-    """Every __slots__ field (deep-copied; the rng by its bit-generator state)."""
+    """Every public field and every __slots__ field, the kernel arrays included (deep-copied;
+    the rng by its bit-generator state)."""
     out = {}
-    for name in BarbuState.__slots__:
+    for name in (*BarbuState.__slots__, *PUBLIC_FIELDS):
         value = getattr(s, name)
         out[name] = copy.deepcopy(value.bit_generator.state if name == "rng" else value)
     return out
@@ -732,7 +737,8 @@ def assert_unchanged(s: BarbuState, before: dict) -> None:
     after = snapshot(s)
     cache_before, cache_after = before.pop("_legal"), after.pop("_legal")
     for name in before:
-        assert after[name] == before[name], f"field {name!r} changed"
+        a, b = after[name], before[name]
+        assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b, f"field {name!r} changed"
     # The legal-action cache may have been filled in; it may never hold anything else.
     assert cache_before is None or cache_after == cache_before
     assert cache_after is None or cache_after == s.legal_mask()

@@ -1,6 +1,8 @@
-"""Replay the reference games (tests/data/golden, format in its README upstream): at every
-decision the engine must ask the same seat and offer exactly the same legal actions, and
-every hand and the game must score as recorded."""
+"""Replay the reference games (tests/data/golden, format in its README upstream) through the
+product's engine and through the oracle's (tests/oracle): at every decision each must ask
+the same seat and offer exactly the same legal actions, and every hand and the game must
+score as recorded. Then the same games through every level of the product against the
+oracle, every field of every decision compared (tests/differential.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from differential import play
+from oracle.engine import BarbuState as OracleState
 
 from barbu_env.engine import NUM_HANDS, BarbuState
 from barbu_env.rules import Rules
@@ -21,11 +25,12 @@ def test_the_reference_games_are_present():
     assert len(GOLDEN_GAMES) >= 8, f"expected the 8 reference games in {GOLDEN_DIR}"
 
 
+@pytest.mark.parametrize("engine", [BarbuState, OracleState], ids=["product", "oracle"])
 @pytest.mark.parametrize("path", GOLDEN_GAMES, ids=lambda p: p.stem)
-def test_reference_game_replays_decision_by_decision(path):
+def test_reference_game_replays_decision_by_decision(path, engine):
     game = json.loads(path.read_text())
     assert len(game["deals"]) == NUM_HANDS
-    state = BarbuState.new_game(
+    state = engine.new_game(
         rules=Rules(), rng=np.random.default_rng(0), first_declarer=game["first_declarer"], deals=game["deals"]
     )
     expected_hands = iter(game["hands"])
@@ -47,3 +52,9 @@ def test_reference_game_replays_decision_by_decision(path):
     assert len(state.results) == NUM_HANDS
     assert state.scores == game["final_scores"]
     assert state.legal_actions() == []
+
+
+def test_reference_games_play_through_every_level_as_the_oracle():
+    games = [json.loads(path.read_text()) for path in GOLDEN_GAMES]
+    scripts = [(g["first_declarer"], g["deals"], [d["action"] for d in g["decisions"]]) for g in games]
+    assert play(Rules(), 0, len(scripts), scripts=scripts) == sum(len(g["decisions"]) for g in games)

@@ -210,4 +210,8 @@ def duplicate_mean(n_sets: int) -> float:
 
 
 def test_clearly_beats_random():
-    assert duplicate_mean(10) > 200  # 40 games; the heuristic averages far more (about +1000)
+    # Measured: +984.6 on these 40 games; the standard error over their 10 deal sets is 40, and
+    # three other sets of 10 deal sets gave +953, +1016, +1029. The bar is 2.1 standard errors
+    # below the measured mean: a heuristic playing a random legal move a fifth of the time
+    # (+850 here) fails.
+    assert duplicate_mean(10) > 900

@@ -4,7 +4,8 @@ TorchRL's wrapper, and their trained policies as ``barbu eval`` agents.
 The environment tests are fast and run in the default suite (the RLlib and TorchRL
 ones are skipped without their extras). The short training runs are ``slow``:
 ``pytest -m "slow or not slow" tests/test_integrations.py`` with the extras installed
-(``.ci/run`` does so in its second step)."""
+(``.ci/run`` does so in its integration step, with ``BARBU_REQUIRE_INTEGRATIONS=1``: a
+missing extra fails there instead of skipping; see ``tests/integration_extras.py``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 import gymnasium
 import numpy as np
 import pytest
+from integration_extras import require
 
 import barbu_env
 from barbu_env.aec import AGENTS, mask_array
@@ -283,7 +285,7 @@ def test_zip_files_that_are_not_maskable_ppo_models_are_refused(tmp_path):
 
 
 def test_rllib_env_gives_the_acting_seat_its_observation_and_each_seat_its_own_rewards():
-    pytest.importorskip("ray.rllib")
+    require("ray.rllib")
     from barbu_env.rllib_env import OBSERVATION_SPACE, BarbuMultiAgentEnv
 
     env = BarbuMultiAgentEnv({"reward_scale": 1.0})
@@ -309,7 +311,7 @@ def test_rllib_env_gives_the_acting_seat_its_observation_and_each_seat_its_own_r
 
 
 def test_the_masked_rllib_module_gives_illegal_actions_no_probability():
-    pytest.importorskip("ray.rllib")
+    require("ray.rllib")
     import torch
 
     from barbu_env.rllib_env import OBSERVATION_SPACE, MaskedPPOTorchRLModule
@@ -331,7 +333,7 @@ def test_the_masked_rllib_module_gives_illegal_actions_no_probability():
 
 
 def test_torchrl_wrapper_credits_each_seat_with_its_rewards():
-    pytest.importorskip("torchrl")
+    require("torchrl")
     import torch
 
     from training.torchrl_ppo import AGENT_MASK, Args, credit_by_seat, make_env
@@ -370,14 +372,14 @@ def test_readme_sb3_snippet_trains_and_saves_an_agent(tmp_path, monkeypatch):
 
 
 def test_readme_rllib_snippet_builds_a_config():
-    pytest.importorskip("ray.rllib")
+    require("ray.rllib")
     namespace: dict = {}
     exec(compile(readme_snippet("PPOConfig"), "README.md", "exec"), namespace)
     assert namespace["config"].is_multi_agent
 
 
 def test_readme_torchrl_snippet_wraps_the_env():
-    pytest.importorskip("torchrl")
+    require("torchrl")
     namespace: dict = {}
     exec(compile(readme_snippet("PettingZooWrapper"), "README.md", "exec"), namespace)
     assert ("players", "mask") in namespace["env"].reset().keys(True)
@@ -420,7 +422,7 @@ def test_sb3_maskable_ppo_trains_and_plays_in_barbu_eval(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_rllib_ppo_trains_and_plays_in_barbu_eval(tmp_path, capsys):
-    pytest.importorskip("ray.rllib")
+    require("ray.rllib")
     from training import rllib_ppo
 
     args = rllib_ppo.Args(
@@ -434,7 +436,7 @@ def test_rllib_ppo_trains_and_plays_in_barbu_eval(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_torchrl_collection_and_update_plays_in_barbu_eval(tmp_path, capsys):
-    pytest.importorskip("torchrl")
+    require("torchrl")
     from training import torchrl_ppo
 
     summary = torchrl_ppo.run(torchrl_ppo.Args(frames=2000, out=str(tmp_path)))

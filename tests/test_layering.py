@@ -2,9 +2,9 @@
 
 The engine is framework-free: importing it (or the package, the modules that observe,
 render and record it, or the batched engine ``barbu_env.vector``) loads no RL or DL
-framework, and ``import barbu_env`` does not load the batched engine (nor numba); the
-tournament loads neither torch nor PettingZoo. Checked in a fresh interpreter, since
-this test session imports them.
+framework, and ``import barbu_env`` does not load the batched engine (it loads numba: the
+kernels under the engine are the rules); the tournament loads neither torch nor PettingZoo.
+Checked in a fresh interpreter, since this test session imports them.
 
 Within the package (read from the source, so that imports inside functions count too):
 the engine's modules import only modules below them (the action ids and ``mask_array``
@@ -80,18 +80,19 @@ def test_the_check_sees_a_framework_when_one_is_imported():
 PACKAGE = Path(barbu_env.__file__).resolve().parent
 
 #: The engine's modules, each importing (at the top or inside a function) only modules
-#: before it: the action ids below the engine, the engine below what observes, renders
-#: and records it, and the batched engine's kernels above the layout they read.
+#: before it: the action ids and the observation layout below the kernels, the kernels
+#: (the one implementation of the rules) below the engine that views one game through
+#: them, the engine below what records it and the batched engine.
 CORE_ORDER = (
     "cards",
     "constants",
     "rules",
     "actions",
     "render",
-    "engine",
     "observation",
-    "records",
     "_kernels",
+    "engine",
+    "records",
     "vector",
 )
 #: Imports that go up on purpose: ``replay_record`` checks a record by replaying it

@@ -87,11 +87,11 @@ def swap_hidden_cards(state: BarbuState, observer: int, rng) -> BarbuState | Non
     cq = [c for c in range(52) if (state.hands[q] >> c) & 1]
     a, b = int(rng.choice(cp)), int(rng.choice(cq))
     other = state.clone()
-    other.hands = state.hands[:]
-    other.hands[p] ^= (1 << a) | (1 << b)
-    other.hands[q] ^= (1 << a) | (1 << b)
+    hands = state.hands
+    hands[p] ^= (1 << a) | (1 << b)
+    hands[q] ^= (1 << a) | (1 << b)
+    other.hands = hands
     other.dealt = tuple(h ^ ((1 << a) | (1 << b)) if i in (p, q) else h for i, h in enumerate(state.dealt))
-    other._legal = None
     return other
 
 
@@ -117,36 +117,39 @@ def test_every_public_fact_changes_the_observation():
     seat = state.current_player
     base = fresh(state, seat)
     left = (seat + 1) % 4
+
+    def set_item(s: BarbuState, name: str, index: int, value: int) -> None:
+        values = getattr(s, name)  # a copy: the field is assigned whole
+        values[index] = value
+        setattr(s, name, values)
+
+    def owe_one_more(s: BarbuState) -> None:
+        owed = s.owed
+        owed[left][s.declarer] += 1
+        s.owed = owed
+
     changes = {
-        "played": lambda s: s.played.__setitem__(left, s.played[left] ^ 1),
-        "taken": lambda s: s.taken.__setitem__(left, s.taken[left] ^ 2),
-        "trick": lambda s: s.trick.__setitem__(left, (s.trick[left] + 1) % 52),
-        "own hand": lambda s: s.hands.__setitem__(seat, s.hands[seat] ^ 4),
-        "scores": lambda s: s.scores.__setitem__(left, s.scores[left] + 10),
-        "points": lambda s: s.points.__setitem__(left, s.points[left] - 2),
-        "tricks won": lambda s: s.tricks_won.__setitem__(left, s.tricks_won[left] + 1),
-        "doubles": lambda s: s.named.__setitem__(left, s.named[left] ^ (1 << seat)),
-        "owed": lambda s: s.owed[left].__setitem__(s.declarer, s.owed[left][s.declarer] + 1),
-        "contracts left": lambda s: s.contracts_left.__setitem__(left, s.contracts_left[left] ^ 1),
+        "played": lambda s: set_item(s, "played", left, s.played[left] ^ 1),
+        "taken": lambda s: set_item(s, "taken", left, s.taken[left] ^ 2),
+        "trick": lambda s: set_item(s, "trick", left, (s.trick[left] + 1) % 52),
+        "own hand": lambda s: set_item(s, "hands", seat, s.hands[seat] ^ 4),
+        "scores": lambda s: set_item(s, "scores", left, s.scores[left] + 10),
+        "points": lambda s: set_item(s, "points", left, s.points[left] - 2),
+        "tricks won": lambda s: set_item(s, "tricks_won", left, s.tricks_won[left] + 1),
+        "doubles": lambda s: set_item(s, "named", left, s.named[left] ^ (1 << seat)),
+        "owed": owe_one_more,
+        "contracts left": lambda s: set_item(s, "contracts_left", left, s.contracts_left[left] ^ 1),
         "contract": lambda s: setattr(s, "contract", (s.contract + 1) % 5),
         "declarer": lambda s: setattr(s, "declarer", (s.declarer + 1) % 4),
         "leader": lambda s: setattr(s, "leader", (s.leader + 1) % 4),
         "trick number": lambda s: setattr(s, "trick_number", s.trick_number + 1),
         "hand number": lambda s: setattr(s, "hand_number", s.hand_number + 1),
         "to act": lambda s: setattr(s, "current_player", (s.current_player + 1) % 4),
-        "left's card count": lambda s: s.hands.__setitem__(left, s.hands[left] & (s.hands[left] - 1)),
-        "voids": lambda s: s.voids.__setitem__(left, s.voids[left] ^ 0b1000),
+        "left's card count": lambda s: set_item(s, "hands", left, s.hands[left] & (s.hands[left] - 1)),
+        "voids": lambda s: set_item(s, "voids", left, s.voids[left] ^ 0b1000),
     }
     for name, change in changes.items():
         other = state.clone()
-        other.hands, other.played, other.taken, other.trick = (
-            state.hands[:],
-            state.played[:],
-            state.taken[:],
-            state.trick[:],
-        )
-        other.voids = state.voids[:]
-        other.owed = [row[:] for row in state.owed]
         change(other)
         assert not np.array_equal(fresh(other, seat), base), name
 

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import re
+import shlex
 from pathlib import Path
 
+import pytest
+from integration_extras import require
+
 import barbu_env
+from barbu_env.cli import COMMANDS
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 
@@ -29,3 +36,78 @@ def test_the_readme_commands_name_files_that_exist():
     ci = (root / ".ci" / "run").read_text()
     test_command = re.findall(r"```bash\n(.*?pytest)\n```", README)
     assert test_command and test_command[0] in ci
+
+
+# ---------------------------------------------------------------------- every command line, parsed for real
+
+#: Modules whose import needs an optional extra (their commands are parsed in .ci/run's integration step).
+EXTRA_MODULES = {"training.rllib_ppo": "ray.rllib", "training.torchrl_ppo": "torchrl"}
+
+
+def readme_commands() -> list[str]:
+    """Every ``barbu ...`` and ``python -m ...`` command line README.md shows, in bash
+    blocks (one per ``&&`` segment, comments dropped) or inline, with ``{a,b}``
+    alternatives expanded and ``[optional ...]`` parts dropped."""
+    found = []
+    for block in re.findall(r"```bash\n(.*?)```", README, flags=re.S):
+        for line in block.splitlines():
+            found += [seg.strip() for seg in re.split(r"&&", re.split(r"\s#", line)[0])]
+    prose = re.sub(r"```.*?```", "", README, flags=re.S)
+    found += [" ".join(code.split()) for code in re.findall(r"`([^`]+)`", prose)]
+    commands = []
+    for text in found:
+        if not re.match(r"(barbu \w+|python -m (barbu_env|training)\.\w+)( |$)", text):
+            continue
+        text = re.sub(r"\s*\[[^\]]*\]", "", text)  # optional parts
+        alternatives = re.search(r"\{([^}]*)\}", text)
+        options = alternatives.group(1).split(",") if alternatives else [None]
+        commands += [text if o is None else text.replace(alternatives.group(0), o) for o in options]
+    return sorted(set(commands))
+
+
+class _Parsed(Exception):
+    """Raised by the patched ``parse_args``: the command line parsed, nothing run."""
+
+
+def _parse(command: str, monkeypatch) -> argparse.Namespace:
+    """Parse ``command`` with the parser of the program it runs, stopping before it runs."""
+    parse_args = argparse.ArgumentParser.parse_args
+
+    def parse_only(self, args=None, namespace=None):
+        raise _Parsed(parse_args(self, args, namespace))
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_only)
+    words = shlex.split(command)
+    if words[0] == "barbu":
+        from barbu_env.cli import main
+    else:
+        main = importlib.import_module(words[2]).main
+        words = words[2:]
+    with pytest.raises(_Parsed) as parsed:
+        main(words[1:])
+    return parsed.value.args[0]
+
+
+def test_the_readme_shows_the_commands_this_test_parses():
+    commands = readme_commands()
+    assert {c.split()[1] for c in commands if c.startswith("barbu ")} == {"eval", "replay", "train", "bench"}
+    assert "barbu train --config configs/train/long.yaml" in commands  # {quick,default,long} expanded
+    assert "python -m training.rllib_ppo --iterations 20 --num-env-runners 2 --out runs/rllib" in commands
+
+
+@pytest.mark.parametrize("command", [c for c in readme_commands() if not any(m in c for m in EXTRA_MODULES)])
+def test_every_readme_command_parses_with_the_real_parser(command, monkeypatch):
+    if command in ("barbu eval", "barbu replay"):  # a mention of the command, not a command line
+        assert command.split()[1] in COMMANDS
+        return
+    ns = _parse(command, monkeypatch)
+    for flag in re.findall(r" --([\w-]+)", command):  # every flag shown is one the program declares
+        assert hasattr(ns, flag.replace("-", "_")), flag
+
+
+@pytest.mark.parametrize("command", [c for c in readme_commands() if any(m in c for m in EXTRA_MODULES)])
+def test_every_readme_command_of_an_extra_parses_with_the_real_parser(command, monkeypatch):
+    require(EXTRA_MODULES[shlex.split(command)[2]])
+    ns = _parse(command, monkeypatch)
+    for flag in re.findall(r" --([\w-]+)", command):
+        assert hasattr(ns, flag.replace("-", "_")), flag

@@ -4,6 +4,7 @@ resumes and evaluates."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM
+from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM, decode
 from barbu_env.rules import load_rules
 from models.policy import BarbuActorCritic, MaskedCategorical, PolicyConfig, load_checkpoint, save_checkpoint
 from training import config, ppo, rollout
@@ -85,6 +86,58 @@ def test_per_seat_gae_follows_each_seats_own_decisions():
     np.testing.assert_allclose(adv0, [1 + g * 0.0 - 0.5, 0 + g * 2.0 - 1.0, 2 + g * 0.0 - 0.0, 5 - 2.0, -1 - 0.0])
 
 
+def test_rewards_land_on_the_decision_before_they_settle_and_discount_with_gamma_below_one():
+    # Seats 0 and 1; step 2 ends a hand on seat 0's card (0: +10, 1: -10), step 4 is a forced
+    # move (nobody decides), step 5 ends the game on seat 0's card (0: -4, 1: +4).
+    from barbu_env.credit import credit_steps
+
+    credit = credit_steps(
+        deciders=[0, 1, 0, 1, -1, 0],
+        rewards=[[0, 0], [0, 0], [10, -10], [0, 0], [0, 0], [-4, 4]],
+        game_over=[False, False, False, False, False, True],
+    )
+    steps = [0, 1, 2, 3, 5]  # the decisions, in time order: transitions 0-4
+    index = {step: t for t, step in enumerate(steps)}
+    rewards = credit.rewards[steps]
+    next_index = np.array([index.get(int(n), -1) for n in credit.next_step[steps]])
+    dones = credit.ended[steps]
+    # seat 0: 0 (steps 0-1), +10 (steps 2-4), -4 (step 5); seat 1: -10 (steps 1-2), +4 (steps 3-5)
+    np.testing.assert_array_equal(rewards, [0, -10, 10, 4, -4])
+    np.testing.assert_array_equal(next_index, [2, 3, 4, -1, -1])
+    np.testing.assert_array_equal(dones, [False, False, False, True, True])
+    # gamma 0.97, lambda 1, values 0: discounted returns, by hand
+    returns = rollout.per_seat_gae(rewards, np.zeros(5), dones, next_index, gamma=0.97, lam=1.0)
+    np.testing.assert_allclose(returns, [0.97 * (10 + 0.97 * -4), -10 + 0.97 * 4, 10 + 0.97 * -4, 4, -4])
+    np.testing.assert_allclose(returns, [5.9364, -6.12, 6.12, 4.0, -4.0])
+    # gamma 0.97, lambda 0.95, values 1-5: GAE, by hand (deltas -9, 11.85, 1.91 for seat 0; 0, -8.12 for seat 1)
+    adv = rollout.per_seat_gae(rewards, np.arange(1.0, 6.0), dones, next_index, gamma=0.97, lam=0.95)
+    np.testing.assert_allclose(adv, [1.91 + 0.9215 * (11.85 - 0.9215 * 9), -8.12, 11.85 - 0.9215 * 9, 0.0, -9.0])
+
+
+def test_collected_rewards_are_each_seats_score_changes_between_its_decisions_discounted_below_one():
+    # A seat's reward is what its game total (the observation's game_scores, in hundreds) gains
+    # between its decision and its next one; its returns discount those with gamma 0.97.
+    args = ppo.Args(num_games=2, opp_self=1.0, opp_pool=0.0, opp_baselines=0.0, gamma=0.97, gae_lambda=1.0)
+    torch.manual_seed(2)
+    model = BarbuActorCritic(ppo.model_config(args))
+    r = rollout.Collector(args, load_rules("standard")).collect(
+        model, {}, np.random.default_rng(5), torch.Generator().manual_seed(5)
+    )
+    totals = np.rint(decode(r.obs)["game_scores"][:, 0] * 100)  # the deciding seat's own total, before it decides
+    for g in range(2):
+        for seat in range(4):
+            mine = np.flatnonzero((r.game_ids == g) & (r.seats == seat))
+            gained = np.diff(np.append(totals[mine], r.final_scores[g, seat])) * args.reward_scale
+            np.testing.assert_allclose(r.rewards[mine], gained, atol=1e-9)
+            by_hand = np.zeros(len(mine))
+            running = 0.0
+            for j in range(len(mine) - 1, -1, -1):
+                running = gained[j] + 0.97 * running
+                by_hand[j] = running
+            np.testing.assert_allclose(r.returns[mine], by_hand, atol=1e-4)
+            assert abs(by_hand[0] - r.final_scores[g, seat] * args.reward_scale) > 1e-3  # timing matters here
+
+
 @pytest.fixture(scope="module", params=["baselines", "pool"])
 def opponent_rollout(request):
     """A rollout where one or two seats learn against random players, or against a pool
@@ -114,7 +167,6 @@ def test_each_seat_is_rewarded_with_its_own_scores_only(opponent_rollout):
     args, r = opponent_rollout
     assert r.learning.sum(1).min() >= 1 and r.learning.sum(1).max() <= 2  # one or two learning seats
     assert not r.learning.all(1).any()
-    np.testing.assert_allclose(r.advantages, r.returns - r.values, atol=1e-4)
     for game in range(len(r.final_scores)):
         for seat in range(4):
             mine = (r.game_ids == game) & (r.seats == seat)
@@ -273,7 +325,7 @@ def test_every_argument_has_a_docstring():
 # ---------------------------------------------------------------------- a tiny run
 
 
-def test_tiny_run_trains_checkpoints_resumes_and_evaluates(tmp_path):
+def test_tiny_run_trains_checkpoints_and_evaluates(tmp_path):
     common = dict(
         run_dir=str(tmp_path),
         exp_name="tiny",
@@ -304,11 +356,7 @@ def test_tiny_run_trains_checkpoints_resumes_and_evaluates(tmp_path):
 
     _, payload = load_checkpoint(run / "checkpoints" / "latest.pt")
     assert payload["iteration"] == 2 and len(payload["pool"]) == 2 and "optimizer" in payload
-    resumed = ppo.train(
-        ppo.Args(total_decisions=summary["decisions"] + 3000, resume=str(run / "checkpoints" / "latest.pt"), **common)
-    )
-    assert resumed["iterations"] == 3 and resumed["decisions"] > summary["decisions"]
-    assert len(resumed["history"]) > len(summary["history"])
+    # resuming is tested exactly: test_a_run_interrupted_and_resumed_ends_exactly_as_the_uninterrupted_run
 
     from barbu_env.cli import main
 
@@ -318,7 +366,7 @@ def test_tiny_run_trains_checkpoints_resumes_and_evaluates(tmp_path):
             [
                 "eval",
                 "--agents",
-                f"{resumed['best_checkpoint']},random,random,random",
+                f"{summary['best_checkpoint']},random,random,random",
                 "--games",
                 "4",
                 "--workers",
@@ -421,3 +469,199 @@ def test_training_benchmark_measures_the_trainer(tmp_path, capsys):
     assert row["decisions"] >= 2000 and row["iterations"] >= 1
     assert row["rollout_dps"] > row["overall_dps"] > 0
     assert "rollouts dec/s" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------- runs: resume, warm start, budget, bookkeeping
+
+#: A tiny but complete run: ~3,100 decisions an iteration, every opponent kind, a pool, an evaluation each iteration.
+TINY = dict(
+    num_workers=1,
+    num_games=2,
+    minibatch_size=512,
+    update_epochs=2,
+    hidden=32,
+    card_embed=4,
+    eval_every=1,
+    eval_games=4,
+    final_eval_games=4,
+    eval_opponents="random",
+    opp_self=0.4,
+    opp_pool=0.3,
+    opp_baselines=0.3,
+    baselines="random,heuristic",
+    snapshot_every=1,
+    pool_size=2,
+    progress=False,
+    torch_threads=1,
+)
+
+
+def _checkpoint_state(path):
+    model, payload = load_checkpoint(path)
+    return model.state_dict(), payload
+
+
+def _assert_same_state(a, b):
+    (wa, pa), (wb, pb) = a, b
+    assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+    for k in ("iteration", "decisions", "next_snapshot_id", "history"):
+        assert pa[k] == pb[k], k
+    best_a, best_b = json.loads(pa["best"]), json.loads(pb["best"])  # equal but for the run's folder
+    assert (best_a["score"], best_a["iteration"]) == (best_b["score"], best_b["iteration"])
+    assert pa["pool"].keys() == pb["pool"].keys()
+    for sid in pa["pool"]:
+        assert all(torch.equal(pa["pool"][sid][k], pb["pool"][sid][k]) for k in pa["pool"][sid])
+    oa, ob = pa["optimizer"]["state"], pb["optimizer"]["state"]
+    assert oa.keys() == ob.keys()
+    assert all(torch.equal(oa[i][k], ob[i][k]) for i in oa for k in oa[i])
+    assert torch.equal(pa["update_generator"], pb["update_generator"])
+
+
+def test_a_run_interrupted_and_resumed_ends_exactly_as_the_uninterrupted_run(tmp_path, monkeypatch):
+    total = 12_000  # four or five iterations (about 3,100 decisions each), a warm-start one first
+    whole = ppo.train(ppo.Args(run_dir=str(tmp_path), exp_name="whole", total_decisions=total, bc_iterations=1, **TINY))
+    assert whole["iterations"] >= 4
+
+    # The same run, Ctrl-C in its third iteration's update, the weights already stepped: the
+    # checkpoint holds the first two iterations, not the half-done third.
+    update, calls = ppo.ppo_update, []
+
+    def interrupted(*a):
+        calls.append(update(*a))
+        if len(calls) == 2:  # iteration 1 imitates; iterations 2 and 3 update by PPO
+            raise KeyboardInterrupt
+        return calls[-1]
+
+    monkeypatch.setattr(ppo, "ppo_update", interrupted)
+    args = ppo.Args(run_dir=str(tmp_path), exp_name="cut", total_decisions=total, bc_iterations=1, **TINY)
+    with pytest.raises(ppo.TrainingInterrupted, match="iteration 2 saved") as stopped:
+        ppo.train(args)
+    latest = stopped.value.path
+    assert load_checkpoint(latest)[1]["iteration"] == 2
+    monkeypatch.setattr(ppo, "ppo_update", update)
+    resumed = ppo.train(dataclasses.replace(args, resume=str(latest)))
+
+    run_whole, run_cut = Path(whole["run"]) / "checkpoints", Path(resumed["run"]) / "checkpoints"
+    for name in ("latest.pt", "best.pt"):  # weights, optimizer, pool, counters, curve, best score: identical
+        _assert_same_state(_checkpoint_state(run_whole / name), _checkpoint_state(run_cut / name))
+    assert resumed["history"] == whole["history"] and len(whole["history"]) == whole["iterations"] + 1
+    assert resumed["final"] == whole["final"]
+
+
+def test_resuming_with_another_network_shape_is_a_clear_error(tmp_path):
+    args = ppo.Args(run_dir=str(tmp_path), exp_name="a", **TINY)
+    path = ppo.Trainer(args).checkpoint(tmp_path / "a.pt")
+    with pytest.raises(ValueError, match="not the one this config builds"):
+        ppo.Trainer(dataclasses.replace(args, hidden=64, resume=str(path)))
+
+
+def test_a_checkpoint_holds_the_state_of_the_iteration_it_was_taken_after(tmp_path):
+    trainer = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="c", **TINY))
+    trainer.iterate()
+    path = trainer.checkpoint(tmp_path / "c.pt")
+    again = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="c", resume=str(path), **TINY))
+    assert (again.iteration, again.decisions) == (1, trainer.decisions) and again.pool.keys() == trainer.pool.keys()
+    assert all(torch.equal(a, b) for a, b in zip(again.model.parameters(), trainer.model.parameters(), strict=True))
+    assert torch.equal(again.update_gen.get_state(), trainer.update_gen.get_state())
+    # both carry on alike: same rollout, same update
+    for t in (trainer, again):
+        t.iterate()
+    assert all(torch.equal(a, b) for a, b in zip(again.model.parameters(), trainer.model.parameters(), strict=True))
+
+
+def test_the_first_ppo_minibatch_has_ratio_one_and_the_stored_values_are_the_models(tmp_path):
+    args = ppo.Args(num_games=2, minibatch_size=256, update_epochs=1, hidden=32, card_embed=4, torch_threads=1)
+    torch.manual_seed(7)
+    model = BarbuActorCritic(ppo.model_config(args))
+    model.eval()
+    r = rollout.Collector(args, load_rules("standard")).collect(
+        model, {}, np.random.default_rng(7), torch.Generator().manual_seed(7)
+    )
+    with torch.no_grad():
+        logits, values = model(torch.from_numpy(r.obs))
+        logprobs = MaskedCategorical(logits, torch.from_numpy(r.masks)).log_prob(torch.from_numpy(r.actions))
+    np.testing.assert_allclose(r.values, values.numpy(), atol=1e-5)
+    np.testing.assert_allclose(r.logprobs, logprobs.numpy(), atol=1e-5)
+    model.train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    stats = ppo.ppo_update(model, optimizer, ppo.as_tensors(r, False), args, torch.Generator().manual_seed(0))
+    assert stats["losses/first_ratio_error"] < 1e-4
+
+
+def test_best_pt_is_the_best_periodic_evaluation_and_the_final_one_plays_other_deals(tmp_path, monkeypatch):
+    from barbu_env import tournament
+
+    calls = []
+    evaluate = tournament.evaluate
+
+    def recording(specs, games, seed, **kw):
+        calls.append((Path(specs[0]).name, games, seed))
+        return evaluate(specs, games=games, seed=seed, **kw)
+
+    monkeypatch.setattr(tournament, "evaluate", recording)
+    args = ppo.Args(run_dir=str(tmp_path), exp_name="b", total_decisions=3 * 3200, **TINY)
+    summary = ppo.train(args)
+    history = summary["history"]
+    scores = [h["eval"]["random"]["mean"] for h in history]
+    best = int(np.argmax(scores))  # the first of equal bests
+    _, payload = load_checkpoint(Path(summary["best_checkpoint"]))
+    assert Path(summary["best_checkpoint"]).name == "best.pt" and payload["iteration"] == history[best]["iteration"]
+    periodic = [c for c in calls if c[2] == args.eval_seed]
+    final = [c for c in calls if c[2] == args.final_eval_seed]
+    assert len(periodic) == len(history) and final == [("best.pt", args.final_eval_games, args.final_eval_seed)]
+    again = ppo.evaluate_checkpoint(Path(summary["best_checkpoint"]), args, args.eval_games)
+    assert again["random"]["mean"] == scores[best] and len(set(scores)) > 1
+
+    def deals(seed, games):
+        return {json.dumps(tournament.deal_set(seed, i)[1]) for i in range(-(-games // 4))}
+
+    assert not deals(args.eval_seed, args.eval_games) & deals(args.final_eval_seed, args.final_eval_games)
+
+
+def test_the_warm_start_imitates_the_teacher_at_its_own_learning_rate_then_ppo_anneals(tmp_path):
+    args = ppo.Args(
+        run_dir=str(tmp_path),
+        exp_name="bc",
+        **(TINY | dict(num_games=4, bc_iterations=2, bc_epochs=6, bc_learning_rate=3e-3, learning_rate=1e-4)),
+        total_decisions=10**6,
+    )
+    trainer = ppo.Trainer(args)
+    # the teacher's own games, held out: how often the greedy policy picks the teacher's action
+    held_out = trainer.collector.collect(
+        trainer.model, {}, np.random.default_rng(99), torch.Generator().manual_seed(0), teacher="heuristic"
+    )
+
+    def agreement():
+        with torch.no_grad():
+            logits, _ = trainer.model(torch.from_numpy(held_out.obs))
+            picks = MaskedCategorical(logits, torch.from_numpy(held_out.masks)).mode().numpy()
+        return float((picks == held_out.actions).mean())
+
+    before = agreement()
+    for _ in range(2):
+        trainer.iterate()
+        assert trainer.optimizer.param_groups[0]["lr"] == 3e-3 and trainer.history == []
+        assert (trainer.collector.buf["logprobs"][:10] == 0).all()  # the teacher played: nothing sampled
+    after = agreement()
+    assert after > before + 0.25, (before, after)  # measured: about 0.40 -> 0.84
+    done = trainer.decisions
+    trainer.iterate()  # PPO: the rate annealed from where the run stands
+    assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(1e-4 * (1 - done / 10**6))
+
+
+def test_a_time_budget_stops_the_run_and_anneals_the_rate_by_time(tmp_path):
+    args = ppo.Args(
+        run_dir=str(tmp_path),
+        exp_name="t",
+        **(TINY | dict(eval_every=0)),
+        total_decisions=100_000,  # about 30 iterations: far more than the budget allows
+        time_budget_minutes=0.03,
+    )
+    trainer = ppo.Trainer(args)
+    trainer.minutes_before, trainer.iteration = 0.015, 1  # half the budget spent in an earlier session
+    trainer.set_learning_rate()
+    assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(0.5 * args.learning_rate, rel=0.1)
+    trainer = ppo.Trainer(args)
+    summary = trainer.run()
+    assert 1 <= summary["iterations"] and summary["decisions"] < 100_000  # stopped by the budget, not the decisions
+    assert trainer.minutes() >= 0.03

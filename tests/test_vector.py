@@ -1,118 +1,27 @@
-"""The batched engine (barbu_env/vector.py) against the AEC environment: the same deals
-and the same random legal actions give the same masks, observations, seats to act,
-rewards and final scores at every decision, under every rules preset. Then the
-vector API itself: automatic reset and its infos, seeding, deals, errors."""
+"""The batched engine's API (barbu_env/vector.py): automatic reset and its infos, seeding,
+deals, errors, the Gymnasium view. Its games are compared with the oracle's, decision by
+decision, under every preset and switch, in tests/test_oracle.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from differential import random_deals
+from oracle.engine import BarbuState as OracleState
+from oracle.observation import ObservationEncoder as OracleEncoder
 
 import barbu_env
-from barbu_env.aec import AGENTS
+from barbu_env.actions import mask_array
 from barbu_env.cards import cards_of
 from barbu_env.engine import NUM_ACTIONS, DealError, IllegalActionError
-from barbu_env.observation import OBS_DIM, ObservationEncoder
-from barbu_env.rules import Rules, preset_names
+from barbu_env.observation import OBS_DIM
+from barbu_env.rules import Rules
 from barbu_env.vector import VectorBarbu, rules_params
-
-PRESETS = preset_names()
-#: Random full games per preset in the default suite (4 presets: 512 games in all).
-GAMES_PER_PRESET = 128
-#: Games in the same lockstep batch.
-BATCH = 32
-
-
-def random_deals(rng: np.random.Generator, games: int) -> np.ndarray:
-    """28 random deals per game as card ids, int [games, 28, 4, 13]."""
-    return np.argsort(rng.random((games, 28, 52)), axis=-1).reshape(games, 28, 4, 13)
 
 
 def random_legal(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
     """A uniformly random legal action per row of ``masks``."""
     return np.argmax(np.where(masks, rng.random(masks.shape), -1.0), axis=1)
-
-
-def play_both(rules, seed: int, games: int) -> int:
-    """Play ``games`` random games through VectorBarbu (B = ``games``) and one AEC
-    environment per game, asserting equality at every decision; returns the decisions
-    compared."""
-    rng = np.random.default_rng(seed)
-    deals = random_deals(rng, games)
-    first = rng.integers(4, size=games)
-    vec = VectorBarbu(games, rules=rules, seed=seed)
-    obs, masks, seat = vec.reset(deals=deals, first_declarers=first)
-    envs = []
-    for i in range(games):
-        env = barbu_env.env(rules=rules)
-        env.reset(seed=seed + i, options={"deals": deals[i].tolist(), "first_declarer": int(first[i])})
-        envs.append(env)
-    live = np.ones(games, dtype=bool)
-    totals = np.zeros((games, 4))
-    compared = 0
-    while live.any():
-        actions = random_legal(rng, masks)
-        for i in np.flatnonzero(live):
-            env = envs[i]
-            agent = env.agent_selection
-            assert agent == AGENTS[seat[i]], f"game {i}: seat to act"
-            o = env.observe(agent)
-            assert np.array_equal(o["action_mask"].astype(bool), masks[i]), f"game {i}: mask"
-            assert o["observation"].dtype == obs.dtype
-            assert np.array_equal(o["observation"], obs[i]), (
-                f"game {i}: observation differs at {np.flatnonzero(o['observation'] != obs[i])}"
-            )
-            compared += 1
-        step_seat = seat
-        obs, masks, seat, rewards, dones, infos = vec.step(actions)
-        for i in np.flatnonzero(live):
-            env = envs[i]
-            env.step(int(actions[i]))
-            raw = env.unwrapped
-            aec_rewards = [raw.rewards[a] for a in AGENTS]
-            assert rewards[i].tolist() == aec_rewards, f"game {i}: rewards"
-            assert infos["hand_over"][i] == ("hand_result" in raw.infos[AGENTS[step_seat[i]]])
-            totals[i] += rewards[i]
-            assert bool(dones[i]) == raw.game.is_terminal, f"game {i}: done"
-            if dones[i]:
-                assert all(raw.terminations.values())
-                assert infos["final_scores"][i].tolist() == raw.game.scores == totals[i].tolist()
-                assert infos["game_length"][i] == len(raw.game.history)
-                live[i] = False
-    return compared
-
-
-@pytest.mark.parametrize("preset", PRESETS)
-@pytest.mark.parametrize("part", range(GAMES_PER_PRESET // BATCH))
-def test_batched_engine_matches_the_aec_environment(preset, part):
-    compared = play_both(preset, seed=1000 * PRESETS.index(preset) + part, games=BATCH)
-    assert compared > BATCH * 1000  # whole 28-hand games
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("preset", PRESETS)
-def test_batched_engine_matches_the_aec_environment_at_length(preset):
-    for part in range(8):
-        play_both(preset, seed=10_000 + 1000 * PRESETS.index(preset) + part, games=128)
-
-
-def test_every_non_default_switch_matches_the_aec_environment():
-    # The presets cover most switches; this covers the rest (other point values too).
-    rules = Rules(
-        barbu_king_first_chance=True,
-        end_no_hearts_early=True,
-        trumps_must_overtrump=False,
-        trumps_must_ruff=False,
-        min_declarer_doubles=0,
-        no_tricks_points=-3,
-        no_hearts_points=-1,
-        no_hearts_ace_points=-9,
-        no_queens_points=-5,
-        barbu_points=-25,
-        trumps_points=4,
-        domino_scores=(40, 25, 10, -10),
-    )
-    play_both(rules, seed=77, games=16)
 
 
 def test_rules_params_cover_every_switch():
@@ -195,23 +104,25 @@ def test_auto_reset_starts_a_new_game_and_keeps_the_final_scores():
     assert dec[52:728].sum() == 0 and dec[:52].sum() == 13  # a fresh hand, nothing played
 
 
-def test_the_game_after_an_auto_reset_plays_as_the_aec_environment():
+def test_the_game_after_an_auto_reset_plays_as_the_oracle():
     # The new game's first hand is read from the slot (its deal, its declarer) and
-    # replayed through the AEC environment with the same actions.
+    # replayed through the oracle with the same actions.
     rng = np.random.default_rng(1)
     vec = VectorBarbu(1, seed=9)
     _, masks, _ = vec.reset()
     obs, masks, seat, *_ = run_until_done(vec, rng, masks, 0)
     deal = [cards_of(int(h)) for h in vec._cards[0, :4]]
-    env = barbu_env.env()
-    env.reset(options={"deals": [deal], "first_declarer": int(seat[0])})
-    while vec.hand_numbers()[0] == 0:
-        o = env.observe(env.agent_selection)
-        assert np.array_equal(o["observation"], obs[0]) and np.array_equal(o["action_mask"].astype(bool), masks[0])
+    game = OracleState.new_game(rng=np.random.default_rng(0), first_declarer=int(seat[0]), deals=[deal])
+    encoder = OracleEncoder()
+    result = None
+    while result is None:
+        assert np.array_equal(encoder.observe(game, game.current_player), obs[0])
+        assert np.array_equal(mask_array(game.legal_mask()).astype(bool), masks[0])
         action = random_legal(rng, masks)
-        env.step(int(action[0]))
+        result = game.apply_action(int(action[0]))
         obs, masks, seat, rewards, _dones, _ = vec.step(action)
-    assert rewards[0].tolist() == [env.unwrapped.rewards[a] for a in AGENTS]
+    assert vec.hand_numbers()[0] == 1
+    assert rewards[0].tolist() == list(result.settled)
 
 
 def test_same_seed_same_games_and_another_seed_other_games():
@@ -293,18 +204,16 @@ def test_other_hands_are_the_privileged_rows():
     deals = random_deals(rng, 1)
     vec = VectorBarbu(1, seed=0)
     _, masks, _seat = vec.reset(deals=deals, first_declarers=[0])
-    env = barbu_env.env()
-    env.reset(options={"deals": deals[0].tolist(), "first_declarer": 0})
-    enc = ObservationEncoder()
+    game = OracleState.new_game(rng=np.random.default_rng(0), first_declarer=0, deals=deals[0].tolist())
+    enc = OracleEncoder()
     for _ in range(300):
-        game = env.unwrapped.game
         obs = enc.observe(game, game.current_player)
         assert np.array_equal(enc.privileged(obs, game.current_player)[OBS_DIM:], vec.other_hands()[0])
         hands = [game.hands[(game.current_player + k) % 4] for k in (1, 2, 3)]
         rows = vec.other_hands()[0].reshape(3, 52)
         assert [sum(1 << int(c) for c in np.flatnonzero(r)) for r in rows] == hands
         a = random_legal(rng, masks)
-        env.step(int(a[0]))
+        game.apply_action(int(a[0]))
         _, masks, _seat, *_ = vec.step(a)
 
 

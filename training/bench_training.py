@@ -40,7 +40,7 @@ def measure(config: str, decisions: int, imitation: bool, run_dir: str) -> dict:
         "final_eval_games": 4,
         "eval_opponents": "random",
         "progress": False,
-        "checkpoint_every": 0,
+        "checkpoint_minutes": float("inf"),
     }
     if not imitation:
         overrides["bc_iterations"] = 0

@@ -6,11 +6,13 @@ fields, then applies one ``--field`` flag per field (``load_args``, ``build_pars
 help: the SB3, RLlib and TorchRL scripts use it for theirs.
 
 Retired fields: ``rollout_engine`` and ``games_per_worker`` belonged to the per-game
-rollout engine, removed (the batched engine plays the same games by the same rules). A
-config that still names the batched engine (``rollout_engine: vector``, the old default)
-loads with a ``FutureWarning`` and the retired fields ignored; ``rollout_engine: aec``
-is an error. Checkpoints keep their config as a plain dict and resuming does not read
-it, so old checkpoints resume unchanged.
+rollout engine, removed (the batched engine plays the same games by the same rules);
+``checkpoint_every`` (iterations) gave way to ``checkpoint_minutes``. A config that still
+names the batched engine (``rollout_engine: vector``, the old default) or
+``checkpoint_every`` loads with a ``FutureWarning`` and the retired fields ignored;
+``rollout_engine: aec`` is an error. A value of the wrong type (``learning_rate: "fast"``)
+is an error naming the field. Checkpoints keep their config as a plain dict and
+resuming reads only its network shape (which must match the config's).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM
 from models.policy import PolicyConfig
 
 #: Fields of older configs that no longer exist, with the value they may keep (any, if None).
-RETIRED_FIELDS: dict[str, str | None] = {"rollout_engine": "vector", "games_per_worker": None}
+RETIRED_FIELDS: dict[str, str | None] = {"rollout_engine": "vector", "games_per_worker": None, "checkpoint_every": None}
 
 
 @dataclass
@@ -52,7 +54,8 @@ class Args:
     """Stop after this many environment decisions (all seats, opponents included)."""
     time_budget_minutes: float = 0.0
     """Also stop after this many minutes of training (0: no limit; the learning rate
-    anneals over whichever runs out first); the final evaluation comes after."""
+    anneals over whichever runs out first; a resumed run counts its earlier sessions);
+    the final evaluation comes after."""
     resume: str = ""
     """Checkpoint to resume from (weights, optimizer, counters, snapshot pool)."""
 
@@ -154,8 +157,11 @@ class Args:
     final_eval_seed: int = 54321
     """Seed of the final evaluation's deal sets (held out from the periodic ones, which
     chose the best checkpoint)."""
-    checkpoint_every: int = 10
-    """Iterations between checkpoints (latest.pt; best.pt follows the evaluations)."""
+    checkpoint_minutes: float = 5.0
+    """Minutes between checkpoints (latest.pt, written after the iteration that passes
+    the mark; 0: after every iteration; every periodic evaluation also writes one;
+    best.pt follows the evaluations). A killed run loses at most this much work plus one
+    iteration; Ctrl-C loses only the iteration under way."""
     progress: bool = True
     """Show a progress bar."""
 
@@ -165,7 +171,10 @@ def load_args(config: str | None = None, overrides: dict[str, Any] | None = None
     is dropped with a warning (see the module docstring)."""
     values: dict[str, Any] = {}
     if config:
-        data = yaml.safe_load(Path(config).read_text()) or {}
+        try:
+            data = yaml.safe_load(Path(config).read_text()) or {}
+        except yaml.YAMLError as e:
+            raise ValueError(f"{config}: not YAML ({' '.join(str(e).split())})") from None
         if not isinstance(data, dict):
             raise ValueError(f"{config}: a training config is a mapping of fields")
         values.update(data)
@@ -181,7 +190,7 @@ def load_args(config: str | None = None, overrides: dict[str, Any] | None = None
     if retired:
         warnings.warn(
             f"training field(s) {retired} are retired and ignored (the batched engine is the only rollout "
-            f"engine): remove them from the config",
+            f"engine; checkpoints are timed by checkpoint_minutes): remove them from the config",
             FutureWarning,
             stacklevel=2,
         )
@@ -189,7 +198,27 @@ def load_args(config: str | None = None, overrides: dict[str, Any] | None = None
     unknown = sorted(set(values) - known)
     if unknown:
         raise ValueError(f"unknown training field(s) {unknown}; known fields: {sorted(known)}")
-    return Args(**values)
+    where = f"{config}: " if config else ""
+    return Args(**{name: _typed(name, value, where) for name, value in values.items()})
+
+
+#: The values a field of each declared type accepts (an int is a float; a bool is neither).
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
+
+
+def _typed(name: str, value: Any, where: str = "") -> Any:
+    """``value`` for the Args field ``name``, or a ValueError naming the field and the type
+    it wants (YAML reads ``fast`` as a string, ``1e-3`` as a string, ``yes`` as a bool)."""
+    declared = Args.__dataclass_fields__[name].type
+    ok = isinstance(value, _FIELD_TYPES[declared]) and not (declared != "bool" and isinstance(value, bool))
+    if declared == "float" and isinstance(value, str):  # YAML 1.1 reads 3e-4 (no dot) as a string
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    if not ok:
+        raise ValueError(f"{where}{name} must be {declared}, not {value!r}")
+    return float(value) if declared == "float" else value
 
 
 def model_config(args: Args) -> PolicyConfig:

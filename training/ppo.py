@@ -20,7 +20,11 @@ three hands (``ObservationEncoder.privileged``); the policy never does.
 Logged to TensorBoard: ``charts/`` (decisions per second, learning rate, the learning
 seats' scores by game kind), ``losses/`` and ``eval/`` (the periodic and final duplicate
 evaluations). Checkpoints (``latest.pt``, ``best.pt``) hold the weights, the optimizer,
-the counters, the snapshot pool and the run's config.
+the counters, the snapshot pool, the learning curve, the update's generator and the run's
+config: ``--resume`` carries on exactly as the run would have (each rollout is seeded by
+the run's seed and the iteration). ``latest.pt`` is written every ``checkpoint_minutes``
+and at every periodic evaluation; Ctrl-C saves the last whole iteration to it and exits
+with one line (``TrainingInterrupted``); a killed run loses the work since the last one.
 
 Run: ``barbu train --config configs/train/quick.yaml`` (any field can be overridden:
 ``--seed 3 --total-decisions 2000000``), or ``python -m training.ppo ...``. A fresh run
@@ -29,9 +33,11 @@ replaces the logs and checkpoints of an earlier run of the same name.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -45,7 +51,7 @@ from models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, 
 from training.config import Args, build_parser, load_args, model_config
 from training.rollout import GAME_KINDS, Collector, Rollout
 
-__all__ = ["Args", "Trainer", "build_parser", "load_args", "main", "model_config", "train"]
+__all__ = ["Args", "Trainer", "TrainingInterrupted", "build_parser", "load_args", "main", "model_config", "train"]
 
 
 # ---------------------------------------------------------------------- the updates
@@ -60,14 +66,15 @@ def as_tensors(rollout: Rollout, central_critic: bool) -> dict[str, torch.Tensor
 
 
 def imitation_update(
-    model: BarbuActorCritic, optimizer: torch.optim.Optimizer, b: dict, args: Args
+    model: BarbuActorCritic, optimizer: torch.optim.Optimizer, b: dict, args: Args, gen: torch.Generator
 ) -> dict[str, float]:
     """Warm start: train the policy to pick the teacher's actions (masked cross-entropy)
     and the value head to predict the returns, ``bc_epochs`` passes of
-    ``bc_minibatch_size``. Returns the last minibatch's losses and accuracy."""
+    ``bc_minibatch_size`` (shuffled with ``gen``). Returns the last minibatch's losses and
+    accuracy."""
     n = len(b["obs"])
     for _epoch in range(args.bc_epochs):
-        perm = torch.randperm(n)
+        perm = torch.randperm(n, generator=gen)
         for lo in range(0, n, args.bc_minibatch_size):
             mb = perm[lo : lo + args.bc_minibatch_size]
             logits, newvalue = model(b["obs"][mb], b["states"][mb] if b["states"] is not None else None)
@@ -84,14 +91,18 @@ def imitation_update(
     return {"losses/bc_loss": bc_loss.item(), "losses/bc_value_loss": v_loss.item(), "charts/bc_accuracy": accuracy}
 
 
-def ppo_update(model: BarbuActorCritic, optimizer: torch.optim.Optimizer, b: dict, args: Args) -> dict[str, float]:
+def ppo_update(
+    model: BarbuActorCritic, optimizer: torch.optim.Optimizer, b: dict, args: Args, gen: torch.Generator
+) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over the rollout (CleanRL's update, with the
-    masks reapplied). Returns the last minibatch's losses, the clip fraction and the
-    explained variance."""
+    masks reapplied; minibatches shuffled with ``gen``). Returns the last minibatch's
+    losses, the clip fraction, the explained variance, and ``losses/first_ratio_error``:
+    the largest ``|ratio - 1|`` of the first minibatch (0 up to rounding: the stored
+    log-probabilities are the model's own before the update)."""
     n = len(b["obs"])
-    clipfracs, approx_kl = [], torch.tensor(0.0)
+    clipfracs, approx_kl, first_ratio_error = [], torch.tensor(0.0), None
     for _epoch in range(args.update_epochs):
-        perm = torch.randperm(n)
+        perm = torch.randperm(n, generator=gen)
         for lo in range(0, n, args.minibatch_size):
             mb = perm[lo : lo + args.minibatch_size]
             logits, newvalue = model(b["obs"][mb], b["states"][mb] if b["states"] is not None else None)
@@ -102,6 +113,8 @@ def ppo_update(model: BarbuActorCritic, optimizer: torch.optim.Optimizer, b: dic
             ratio = logratio.exp()
             with torch.no_grad():
                 approx_kl = ((ratio - 1) - logratio).mean()  # http://joschu.net/blog/kl-approx.html
+                if first_ratio_error is None:
+                    first_ratio_error = (ratio - 1).abs().max().item()
                 clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
             mb_adv = b["advantages"][mb]
             if args.norm_adv:
@@ -130,6 +143,7 @@ def ppo_update(model: BarbuActorCritic, optimizer: torch.optim.Optimizer, b: dic
         "losses/approx_kl": approx_kl.item(),
         "losses/clipfrac": float(np.mean(clipfracs)),
         "losses/explained_variance": explained_var,
+        "losses/first_ratio_error": first_ratio_error,
     }
 
 
@@ -144,6 +158,21 @@ class Trainer:
         from torch.utils.tensorboard import SummaryWriter
 
         self.args = args
+        rules = load_rules(args.rules)  # a bad preset or checkpoint fails before the run folder is touched
+        torch.manual_seed(args.seed)  # the initial weights
+        torch.set_num_threads(args.torch_threads)
+        # --- the model, the optimizer and the counters (restored on resume) ---
+        self.model = BarbuActorCritic(model_config(args))
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.learning_rate, eps=1e-5)
+        self.update_gen = torch.Generator().manual_seed(args.seed)  # the updates' minibatch shuffles
+        self.iteration = self.decisions = self.next_snapshot_id = 0
+        self.pool: dict[int, dict] = {}  # snapshot id -> state dict
+        self.history: list[dict] = []  # the periodic evaluations: the learning curve
+        self.best: dict[str, Any] = {"score": -float("inf"), "path": None}
+        self.start, self.minutes_before = time.time(), 0.0
+        if args.resume:
+            self._resume(args.resume)
+        self.model.eval()
         # --- the run folder, its config and its TensorBoard log ---
         self.run_path = Path(args.run_dir) / args.exp_name
         self.ckpt_dir = self.run_path / "checkpoints"
@@ -151,58 +180,72 @@ class Trainer:
             shutil.rmtree(self.run_path / "tb", ignore_errors=True)
         self.ckpt_dir.mkdir(parents=True, exist_ok=True)
         (self.run_path / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(args), sort_keys=False))
-        torch.manual_seed(args.seed)
-        torch.set_num_threads(args.torch_threads)
         self.writer = SummaryWriter(str(self.run_path / "tb"))
         self.writer.add_text(
             "hyperparameters",
             "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()),
         )
-        # --- the model, the optimizer and the counters (restored on resume) ---
-        self.model = BarbuActorCritic(model_config(args))
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.learning_rate, eps=1e-5)
-        self.iteration = self.decisions = self.next_snapshot_id = 0
-        self.pool: dict[int, dict] = {}  # snapshot id -> state dict
-        self.history: list[dict] = []  # the periodic evaluations: the learning curve
-        self.best: dict[str, Any] = {"score": -float("inf"), "path": None}
-        if args.resume:
-            self._resume(args.resume)
-        self.model.eval()
-        self.collector = Collector(args, load_rules(args.rules))
-        self.start = time.time()
+        self.collector = Collector(args, rules)
+        self.start = self.last_checkpoint = time.time()  # this session's
         self.timing = {"decisions": 0, "collect_seconds": 0.0, "update_seconds": 0.0}  # this process's work
+        self.boundary = self.state()  # the state after the last whole iteration (what Ctrl-C saves)
 
     def _resume(self, path: str) -> None:
+        """Restore everything ``state`` holds from a checkpoint; a checkpoint of another
+        network shape is a ValueError."""
         resumed, payload = load_checkpoint(path)
+        if resumed.config != self.model.config:
+            raise ValueError(
+                f"{path}: the checkpoint's network ({resumed.config}) is not the one this config builds "
+                f"({self.model.config}): resume with the checkpoint's hidden/layers/card_embed/central_critic"
+            )
         self.model.load_state_dict(resumed.state_dict())
         self.optimizer.load_state_dict(payload["optimizer"])
         self.iteration, self.decisions = int(payload["iteration"]), int(payload["decisions"])
         self.pool = {int(k): v for k, v in payload.get("pool", {}).items()}
-        self.next_snapshot_id = max(self.pool, default=-1) + 1
+        self.next_snapshot_id = int(payload.get("next_snapshot_id", max(self.pool, default=-1) + 1))
         self.history = json.loads(payload.get("history", "[]"))
         self.best = json.loads(payload.get("best", json.dumps(self.best)))
+        if "update_generator" in payload:  # older checkpoints: a fresh shuffle generator
+            self.update_gen.set_state(payload["update_generator"])
+        self.minutes_before = float(payload.get("minutes", 0.0))
 
-    def checkpoint(self, path: Path) -> Path:
-        """Save the weights with the optimizer, the counters, the pool, the learning curve
-        and the run's config."""
-        save_checkpoint(
-            path,
-            self.model,
-            optimizer=self.optimizer.state_dict(),
-            iteration=self.iteration,
-            decisions=self.decisions,
-            args=dataclasses.asdict(self.args),
-            pool={str(k): v for k, v in self.pool.items()},
-            history=json.dumps(self.history),
-            best=json.dumps(self.best),
-        )
+    def state(self) -> dict[str, Any]:
+        """A copy of everything a resumed run needs to carry on exactly as this one would:
+        the weights, the optimizer, the counters, the pool, the learning curve, the best
+        evaluation and the update's generator (the rollouts are seeded by the iteration)."""
+        return {
+            "state_dict": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
+            "optimizer": copy.deepcopy(self.optimizer.state_dict()),
+            "iteration": self.iteration,
+            "decisions": self.decisions,
+            "pool": {str(k): v for k, v in self.pool.items()},  # snapshots are never modified
+            "next_snapshot_id": self.next_snapshot_id,
+            "history": json.dumps(self.history),
+            "best": json.dumps(self.best),
+            "update_generator": self.update_gen.get_state(),
+            "minutes": self.minutes(),
+        }
+
+    def minutes(self) -> float:
+        """Minutes of training so far, earlier sessions of a resumed run included."""
+        return self.minutes_before + (time.time() - self.start) / 60
+
+    def checkpoint(self, path: Path, state: dict[str, Any] | None = None) -> Path:
+        """Save ``state`` (default: the current one) with the run's config; saving is
+        atomic (``save_checkpoint``), so a run killed while saving keeps the previous one."""
+        state = dict(state or self.state())
+        model = BarbuActorCritic(self.model.config)
+        model.load_state_dict(state.pop("state_dict"))
+        save_checkpoint(path, model, args=dataclasses.asdict(self.args), **state)
+        self.last_checkpoint = time.time()
         return path
 
     def progress(self) -> float:
         """Share of the run done: by decisions, or by time when there is a time budget."""
         done = self.decisions / self.args.total_decisions
-        if self.args.time_budget_minutes:
-            done = max(done, (time.time() - self.start) / (self.args.time_budget_minutes * 60))
+        if self.args.time_budget_minutes:  # a resumed run's budget includes its earlier sessions
+            done = max(done, self.minutes() / self.args.time_budget_minutes)
         return min(done, 1.0)
 
     def imitating(self) -> bool:
@@ -242,7 +285,7 @@ class Trainer:
         self.model.train()
         batch = as_tensors(rollout, args.central_critic)
         update = imitation_update if self.imitating() else ppo_update
-        stats = update(self.model, self.optimizer, batch, args)
+        stats = update(self.model, self.optimizer, batch, args, self.update_gen)
         self.model.eval()
         update_time = time.time() - t1
         # --- opponents pool: a snapshot every snapshot_every iterations, the oldest dropped ---
@@ -316,11 +359,17 @@ class Trainer:
                 if args.eval_every and self.iteration % args.eval_every == 0:
                     found = self.evaluate(args.eval_games)
                     last_eval = " ".join(f"{k}:{v['mean']:+.0f}" for k, v in found.items())
-                elif args.checkpoint_every and self.iteration % args.checkpoint_every == 0:
+                elif time.time() - self.last_checkpoint >= args.checkpoint_minutes * 60:
                     self.checkpoint(self.ckpt_dir / "latest.pt")
+                self.boundary = self.state()
                 bar.update(self.decisions - before)
                 phase = "imitating" if self.imitating() else "PPO"
                 bar.set_postfix_str(f"it {self.iteration} {phase} SPS {sps:,.0f} eval {last_eval or '-'}")
+        except KeyboardInterrupt:
+            # the iteration under way is dropped: its update may be half done
+            path = self.checkpoint(self.ckpt_dir / "latest.pt", self.boundary)
+            self.writer.close()
+            raise TrainingInterrupted(path, int(self.boundary["iteration"])) from None
         finally:
             bar.close()
         return self.finish()
@@ -353,6 +402,14 @@ class Trainer:
         (self.run_path / "summary.json").write_text(json.dumps(summary, indent=1))
         summary["final_results"] = {k: v["result"] for k, v in final.items()}
         return summary
+
+
+class TrainingInterrupted(Exception):
+    """Ctrl-C stopped the run; ``path`` holds a checkpoint of its last whole iteration."""
+
+    def __init__(self, path: Path, iteration: int):
+        super().__init__(f"interrupted: iteration {iteration} saved in {path} (resume with --resume {path})")
+        self.path, self.iteration = path, iteration
 
 
 def train(args: Args) -> dict[str, Any]:
@@ -421,7 +478,17 @@ def main(argv: list[str] | None = None) -> int:
 
     ns = vars(build_parser().parse_args(argv))
     config = ns.pop("config", None)
-    summary = train(load_args(config, ns))
+    try:
+        summary = train(load_args(config, ns))
+    except TrainingInterrupted as e:
+        print(f"barbu train: {e}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:  # outside the training loop: loading, the final evaluation
+        print("barbu train: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, OSError) as e:  # a bad config, rules or checkpoint: one line, not a traceback
+        print(f"barbu train: error: {e}", file=sys.stderr)
+        return 1
     for opp, result in summary["final_results"].items():
         print(f"\nFinal evaluation vs 3x {opp}:\n{format_table(result)}")
     print(f"\nbest checkpoint: {summary['best_checkpoint']}")

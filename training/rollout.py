@@ -159,10 +159,7 @@ class Collector:
         self.args = args
         self.rules = rules
         self.env = VectorBarbu(args.num_games, rules, seed=args.seed, copy=False)
-        self.baselines: list[Agent] = [
-            make_agent(b, seed=args.seed + i, rules=rules)
-            for i, b in enumerate(b for b in args.baselines.split(",") if b)
-        ]
+        self.baseline_names = [b for b in args.baselines.split(",") if b]  # built afresh for each rollout
         self.snapshot_models: dict[int, BarbuActorCritic] = {}  # pool id -> its network, built once
         self.buf: dict[str, np.ndarray] = {}
         self._grow(capacity or args.num_games * DECISIONS_PER_GAME)
@@ -225,17 +222,20 @@ class Collector:
         """Play ``num_games`` whole games and return the learning seats' transitions.
 
         The policy samples with ``torch_gen``; everything else random (the plan, the
-        deals, the opponents' seeds) comes from ``rng``. With a ``teacher`` (an agent
+        deals, the opponents' seeds) comes from ``rng``: the rollout depends on these two,
+        the model and the pool alone. With a ``teacher`` (an agent
         name) every seat of every game is played by that agent instead, for imitation:
         the actions are the teacher's, ``logprobs`` and ``values`` are 0 and ``returns``
         are the seats' discounted Monte Carlo returns."""
         args, env, B = self.args, self.env, self.args.num_games
         # --- who plays each seat of each game ---
         teacher_agent = make_agent(teacher, seed=int(rng.integers(2**31)), rules=self.rules) if teacher else None
+        # seeded from rng, like everything else: a rollout depends on its rng alone, not on earlier rollouts
+        baselines = [make_agent(b, seed=int(rng.integers(2**31)), rules=self.rules) for b in self.baseline_names]
         snapshots = self.snapshot_agents(pool, rng)
-        opponents: list[Agent] = [*self.baselines, *snapshots]
+        opponents: list[Agent] = [*baselines, *snapshots]
         kinds, learning, opponent = opponent_plan(
-            args, rng, B, len(self.baselines), len(snapshots), teacher=teacher_agent is not None
+            args, rng, B, len(baselines), len(snapshots), teacher=teacher_agent is not None
         )
 
         # --- play every game to its end ---
