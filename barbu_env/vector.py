@@ -4,8 +4,8 @@
 and steps them all with one call into numba-compiled kernels (``barbu_env._kernels``).
 Each game follows the rules (docs/rules.md) under every switch of ``Rules``, and each decision's
 observation and mask are exactly, bit for bit, what the AEC environment
-(``barbu_env.env()``) gives the seat to act: ``tests/test_vector.py`` plays games
-through both and compares every decision.
+(``barbu_env.env()``, the same kernels) gives the seat to act: ``tests/test_oracle.py``
+plays games through both and the tests' oracle engine and compares every decision.
 
 ``reset(seed=None, deals=None, first_declarers=None)`` returns ``(obs, masks, seat)``
 and ``step(actions)`` returns ``(obs, masks, seat, rewards, dones, infos)``:
