@@ -221,7 +221,8 @@ def test_other_hands_are_the_privileged_rows():
 
 
 def test_gymnasium_vector_env_wraps_the_batched_engine():
-    gymnasium = pytest.importorskip("gymnasium")
+    import gymnasium
+
     from barbu_env.vector_gym import BarbuVectorEnv
 
     envs = BarbuVectorEnv(3, rules="declarer_only", seed=4)
