@@ -53,6 +53,7 @@ U0 = np.uint64(0)
 U1 = np.uint64(1)
 SUIT_BITS = np.uint64(cards.SUIT_MASK[0])
 HEARTS_MASK = np.uint64(cards.HEARTS_MASK)
+ALL_CARDS = np.uint64((1 << NUM_CARDS) - 1)
 QUEENS_MASK = np.uint64(cards.QUEENS_MASK)
 KING_OF_HEARTS = cards.KING_OF_HEARTS
 ACE_OF_HEARTS = cards.ACE_OF_HEARTS
@@ -148,13 +149,14 @@ K_LEGAL_LO = 18  # legal actions 0-63 of the seat to act
 K_LEGAL_HI = 19  # legal actions 64-84, as bits 0-20
 K_RNG = 20  # splitmix64 state of the game slot's deals
 K_REC_DEALT = 21  # +4: the four hands as dealt in the last finished hand
-NUM_CARD_FIELDS = 25
+K_EXCL = 25  # +4: per seat, cards the rules have shown it does not hold (this hand)
+NUM_CARD_FIELDS = 29
 
 # Observation offsets, from observation.OFFSETS: start of each slice, O_* absolute and
 # H_* within the hand-level block (phase ... game_scores), which the kernels cache per
 # seat and copy as uint64 words (hence the even offsets checked below).
-O_HAND, O_TRICK, O_PLAYED, O_TAKEN, O_PLAYABLE = (
-    OFFSETS[n][0] for n in ("hand", "trick", "played", "taken", "domino_playable")
+O_HAND, O_TRICK, O_PLAYED, O_TAKEN, O_PLAYABLE, O_EXCL = (
+    OFFSETS[n][0] for n in ("hand", "trick", "played", "taken", "domino_playable", "excluded")
 )
 O_HAND_BLOCK = OFFSETS["phase"][0]  # start of the hand-level block
 O_STEP_BLOCK = OFFSETS["to_act"][0]  # start of the per-decision block
@@ -176,7 +178,7 @@ if (
     O_HAND % 2
     or NUM_CARDS % 2
     or O_HAND_BLOCK % 2  # card rows and the hand-level block copy as words
-    or O_HAND_BLOCK != OFFSETS["domino_playable"][1]
+    or O_HAND_BLOCK != OFFSETS["excluded"][1]
     or OFFSETS["game_scores"][1] != O_STEP_BLOCK
     or O_HAND_BLOCK + 2 * HAND_BLOCK_WORDS > OBS_DIM
 ):
@@ -217,6 +219,7 @@ FROZEN = (
     O_PLAYED,
     O_TAKEN,
     O_PLAYABLE,
+    O_EXCL,
     O_HAND_BLOCK,
     O_STEP_BLOCK,
     H_PHASE,
@@ -472,6 +475,7 @@ def _start_hand(g, c, preset, rp, i):
         c[i, K_HANDS + p] = c[i, K_DEALT + p]
         c[i, K_PLAYED + p] = U0
         c[i, K_TAKEN + p] = U0
+        c[i, K_EXCL + p] = U0
     c[i, K_TRICK] = U0
     c[i, K_PLAYABLE] = U0
 
@@ -692,6 +696,7 @@ def _start_play(g, c, i):
 @_kernel
 def _apply_trick_card(g, c, preset, rp, rewards, i, card):
     seat = g[i, F_CUR]
+    c[i, K_EXCL + seat] |= _excluded_by_play(g, c, rp, i, card)
     b = _bit(card)
     c[i, K_HANDS + seat] ^= b
     c[i, K_PLAYED + seat] |= b
@@ -714,6 +719,45 @@ def _apply_trick_card(g, c, preset, rp, rewards, i, card):
         g[i, F_CUR] = (seat + 1) % 4
         return 0
     return _finish_trick(g, c, preset, rp, rewards, i)
+
+
+@_kernel
+def _excluded_by_play(g, c, rp, i, card):
+    """The cards that playing ``card`` (legal, not yet applied) shows the seat to act
+    does not hold: what it would have had to play instead (docs/rules.md#what-play-reveals)."""
+    contract = g[i, F_CONTRACT]
+    suit = card // 13
+    if g[i, F_TSIZE] == 0:
+        # A heart lead in No Hearts or Barbu: the hand was all hearts.
+        if (contract == NO_HEARTS or contract == BARBU) and suit == 2:
+            return ALL_CARDS & ~HEARTS_MASK
+        return U0
+    led = g[i, F_LED]
+    out = U0 if suit == led else _suit_mask(led)  # did not follow: void in the led suit
+    if contract == TRUMPS:
+        trump = g[i, F_TRUMP]
+        in_trick = (c[i, K_TRICK] >> np.uint64(13 * trump)) & SUIT_BITS
+        top = 0  # 1 + rank of the highest trump in the trick, 0 if none
+        while in_trick:
+            top += 1
+            in_trick >>= U1
+        higher = _suit_mask(trump) & ~((U1 << np.uint64(13 * trump + top)) - U1)
+        beats = suit == trump and card % 13 >= top
+        if led == trump:
+            # A trump led and followed without beating the trick: no higher trump held.
+            if suit == trump and rp[R_OVERTRUMP] and not beats:
+                out |= higher
+        elif suit != led:
+            if top and rp[R_OVERTRUMP]:
+                if not beats:  # a trump in the trick, not beaten: no higher trump held
+                    out |= higher
+            elif rp[R_RUFF] and suit != trump:  # obliged to ruff and did not: no trump held
+                out |= _suit_mask(trump)
+    elif contract == BARBU and rp[R_KING_FIRST] and card != KING_OF_HEARTS:
+        # K♥ at the first chance: not played when void, or on a heart lead once A♥ is in.
+        if suit != led or (led == 2 and c[i, K_TRICK] & _bit(ACE_OF_HEARTS)):
+            out |= _bit(KING_OF_HEARTS)
+    return out
 
 
 @_kernel
@@ -768,7 +812,9 @@ def _finish_trick(g, c, preset, rp, rewards, i):
 @_kernel
 def _apply_domino(g, c, preset, rp, rewards, i, action):
     seat = g[i, F_CUR]
-    if action != PASS_ACTION:
+    if action == PASS_ACTION:  # a pass: none of the cards that could be placed is held
+        c[i, K_EXCL + seat] |= c[i, K_PLAYABLE]
+    else:
         b = _bit(action)
         c[i, K_HANDS + seat] ^= b
         c[i, K_PLAYED + seat] |= b
@@ -844,7 +890,7 @@ def _record_hand(g, c, i):
 
 # ---------------------------------------------------------------------- observation and mask
 #
-# obs is float32 [B, 924] and o64 the same memory as uint64 [B, 462]: the card rows are
+# obs is float32 [B, OBS_DIM] and o64 the same memory as uint64 [B, OBS_DIM / 2]: the card rows are
 # written two floats at a time from _ROW_LUT, straight from the card sets, so no
 # per-game float table has to be kept up to date and copied (measured: this halved
 # the step).
@@ -884,7 +930,7 @@ def _write_decision(g, c, hb, hb64, rp, obs, o64, mask, i):
 def _write_obs(g, c, hb, hb64, rp, obs, o64, i, seat):
     """``seat``'s observation (the layout of ``barbu_env.observation``) into ``obs[i]``."""
     # Card rows in the observer's seat order: hand, then trick, played and taken rows
-    # of relative seats 0-3, then the Domino playable set.
+    # of relative seats 0-3, then the Domino playable set and the excluded rows.
     _write_row(o64, i, O_HAND // 2, c[i, K_HANDS + seat])
     for r in range(4):
         # A trick row holds one card at most: zeros, then 1.0 in its half of a word.
@@ -899,6 +945,8 @@ def _write_obs(g, c, hb, hb64, rp, obs, o64, i, seat):
     for r in range(4):
         _write_row(o64, i, (O_TAKEN + 52 * r) // 2, c[i, K_TAKEN + ((seat + r) & 3)])
     _write_row(o64, i, O_PLAYABLE // 2, c[i, K_PLAYABLE])
+    for r in range(4):
+        _write_row(o64, i, (O_EXCL + 52 * r) // 2, c[i, K_EXCL + ((seat + r) & 3)])
     # The hand-level block, rebuilt when stale.
     if (g[i, F_DIRTY] >> seat) & 1:
         _hand_block(g, rp, hb, i, seat)
@@ -979,6 +1027,26 @@ def reset_games(g, c, hb, hb64, preset, rp, n_preset, first, obs, o64, mask, sea
     """Start a new game in every slot and write its first decision."""
     for i in range(g.shape[0]):
         _new_game(g, c, preset, rp, i, n_preset[i], first[i])
+        _write_decision(g, c, hb, hb64, rp, obs, o64, mask, i)
+        seat[i] = g[i, F_CUR]
+
+
+@_kernel
+def load_games(g, c, hb, hb64, preset, rp, slots, ints, cards, deals, obs, o64, mask, seat):
+    """Position k (``ints[k]``, ``cards[k]``, its deals ``deals[k]``) into slot ``slots[k]``,
+    which keeps its random stream; write the slot's decision."""
+    for k in range(slots.shape[0]):
+        i = slots[k]
+        rng = c[i, K_RNG]
+        for f in range(g.shape[1]):
+            g[i, f] = ints[k, f]
+        for f in range(c.shape[1]):
+            c[i, f] = cards[k, f]
+        c[i, K_RNG] = rng
+        for h in range(NUM_HANDS):
+            for p in range(4):
+                preset[i, h, p] = deals[k, h, p]
+        g[i, F_DIRTY] = 0xF
         _write_decision(g, c, hb, hb64, rp, obs, o64, mask, i)
         seat[i] = g[i, F_CUR]
 

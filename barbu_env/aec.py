@@ -4,8 +4,8 @@
 Import               ``import barbu_env; env = barbu_env.env(rules="standard")``
 Agents               ``player_0`` ... ``player_3`` (seats 0-3, play passes left: +1)
 Action space         ``Discrete(85)`` for every agent
-Observation space    ``Dict(observation=Box(924,) float32, action_mask=Box(85,) int8)``
-State space          ``Box(1080,) float32`` (``env.state()``, perfect information)
+Observation space    ``Dict(observation=Box(1132,) float32, action_mask=Box(85,) int8)``
+State space          ``Box(1288,) float32`` (``env.state()``, perfect information)
 Game length          28 hands, about 1,600 decisions
 ===================  =============================================================
 
@@ -20,9 +20,11 @@ Arguments
 ---------
 ``env(rules=None, render_mode=None)``: ``rules`` is a preset name (``"standard"``,
 ``"classic"``, ``"rotating"``, ``"declarer_only"``), a path to a rules YAML file, a mapping
-of switches, or a ``Rules``; ``render_mode`` is ``"ansi"`` (``render()`` returns a string)
-or ``"human"`` (prints it). ``env()`` wraps ``raw_env`` in PettingZoo's
-``OrderEnforcingWrapper`` only: an illegal action already raises.
+of switches, or a ``Rules``; ``render_mode`` is ``"ansi"`` (``render()`` returns a string),
+``"human"`` (prints it) or ``"rgb_array"`` (``render()`` returns the table as a picture,
+``uint8[640, 960, 3]``, every hand face up, seat 0 at the bottom: ``barbu_env.frames``).
+``env()`` wraps ``raw_env`` in PettingZoo's ``OrderEnforcingWrapper`` only: an illegal
+action already raises.
 
 Actions
 -------
@@ -63,6 +65,12 @@ trick              4 x 52    card each relative seat has played to the current t
 played             4 x 52    cards each relative seat has played this hand
 taken              4 x 52    cards in the tricks each relative seat has won this hand
 domino_playable    52        Domino: cards that could be placed on the layout now
+excluded           4 x 52    [i, c] = 1 if the rules have shown that seat i does not hold card
+                             c: it would have had to play it (a suit it did not follow;
+                             Trumps' ruff and overtrump duties; K♥ under Barbu's
+                             first-chance rule; every non-heart after a heart lead in No
+                             Hearts or Barbu; the cards it could have placed when it passed
+                             in Domino). See docs/rules.md#what-play-reveals
 phase              7         one-hot: declare, trump, domino_rank, double, tricks, domino,
                              game_over
 contract           7         one-hot contract (no_tricks ... domino)
@@ -87,7 +95,7 @@ voids              4 x 4     [i, s] = 1 if seat i has shown void in suit s this 
                              not follow when s was led)
 =================  ========  ===============================================================
 Nothing hidden is encoded: other players' hands appear only through the cards they
-have played.
+have played and what the rules made those plays reveal (``excluded``).
 
 State
 -----
@@ -121,6 +129,8 @@ All four agents terminate together after hand 28. There is no truncation.
 Version history
 ---------------
 * v0: first release.
+* v0, observation layout 2 (``barbu_env.observation.OBS_LAYOUT``): the ``excluded`` slice
+  (1132 values, was 924). Networks trained on layout 1 are refused when loaded.
 """
 
 from __future__ import annotations
@@ -184,7 +194,12 @@ def env(**kwargs: Any) -> AECEnv:
 class raw_env(AECEnv):
     """The Barbu AEC environment without wrappers (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "barbu_v0", "is_parallelizable": False}
+    metadata = {
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "name": "barbu_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
 
     def __init__(self, rules: Rules | str | dict | None = None, render_mode: str | None = None):
         super().__init__()
@@ -279,12 +294,18 @@ class raw_env(AECEnv):
     def state(self) -> np.ndarray:
         return self.game.state_vector()
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             import gymnasium
 
-            gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
+            gymnasium.logger.warn(
+                "render() called without a render_mode; use render_mode='ansi', 'human' or 'rgb_array'"
+            )
             return None
+        if self.render_mode == "rgb_array":
+            from .frames import state_frame  # Pillow, loaded only to draw
+
+            return state_frame(self.game, viewer=0, reveal=True)
         text = render_state(self.game)
         if self.render_mode == "human":
             print(text)

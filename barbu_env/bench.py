@@ -20,7 +20,7 @@ barbu AEC raw_env               the same loop on ``env.unwrapped`` (no order-enf
                                 wrapper)
 barbu batched engine            one game's share of a ``VectorBarbu.step`` of B games in
                                 lockstep (``--batch``, default 256): the step writes the B
-                                observations float32 [B, 924] and masks bool [B, 85]; a
+                                observations float32 [B, 1132] and masks bool [B, 85]; a
                                 uniformly random legal action per game is drawn in numpy
                                 from the masks (``random_legal_actions``)
 hearts bare                     ``legal_actions()``, a random element, ``apply_action``;
@@ -29,6 +29,11 @@ hearts bare                     ``legal_actions()``, a random element, ``apply_a
                                 counted as decisions
 hearts observer                 as hearts bare, plus ``observation.set_from(state, player)``
                                 filling a numpy buffer for the player to act
+pimc agent                      one ``act`` of the ``pimc`` search agent in seat 0 of the AEC
+                                environment (three ``heuristic`` players), forced decisions
+                                included; only the agent's time counts; ``--pimc-games`` games
+                                (default 1, 0 leaves it out), ``--pimc-worlds`` worlds; the
+                                note gives seconds per game and the rollout decisions/s
 ==============================  ==========================================================
 
 A Barbu game is 28 hands and every turn is a decision, forced ones included (declaring,
@@ -76,6 +81,7 @@ AEC_RAW = "barbu AEC env.unwrapped (raw_env)"
 VECTOR = "barbu batched engine: step + obs + masks"
 HEARTS_BARE = "OpenSpiel hearts: bare"
 HEARTS_OBS = "OpenSpiel hearts: + observer -> numpy"
+PIMC = "pimc agent: its own decisions (1 seat, 3 heuristic)"
 
 #: Which hearts figure each Barbu figure is divided by.
 RATIO_TO = {
@@ -88,6 +94,8 @@ RATIO_TO = {
 
 #: Games stepped together by the batched-engine subject, unless ``--batch`` says otherwise.
 DEFAULT_BATCH = 256
+#: Games the pimc subject plays (it is slow: seconds per game), unless ``--pimc-games`` says otherwise.
+DEFAULT_PIMC_GAMES = 1
 
 #: The clock of every measurement: wall time, or this process's CPU time with
 #: ``--cpu-time`` (``use_cpu_time``), for a machine busy with other work.
@@ -320,13 +328,56 @@ def bench_vector(
             break
     elapsed = clock() - start
     note = (
-        f"B = {batch} games in lockstep, {steps:,} steps; obs float32[{batch}, 924] and masks "
+        f"B = {batch} games in lockstep, {steps:,} steps; obs float32[{batch}, 1132] and masks "
         f"bool[{batch}, 85] written every step (copy=False); games = games finished"
     )
     return Measurement(VECTOR, finished, steps * batch, elapsed, note=note)
 
 
 # ---------------------------------------------------------------------- OpenSpiel hearts
+
+
+def bench_pimc(games: int, worlds: int, rules: Rules | str | None = None, seed: int = 0) -> Measurement:
+    """The ``pimc`` search agent in seat 0 of the AEC environment, the heuristic in the
+    other seats, for ``games`` whole games: its decisions (forced ones included) per
+    second; the note has the seconds per game, the searched decisions and the rollout
+    decisions per second its searches played. The agent's contract baselines (measured
+    once per rules and rollout policy) are computed before the clock starts."""
+    from .agents import make_agent
+
+    rules = load_rules(rules)
+    warm_kernels(rules)
+    env = make_aec_env(rules)
+    agent = make_agent("pimc", seed=seed, rules=rules, worlds=worlds)
+    others = make_agent("heuristic", seed=seed, rules=rules)
+    agent.contract_baselines()
+    decisions = searched = 0
+    spent = 0.0  # time inside the agent
+    start = clock()
+    for g in range(games):
+        env.reset(seed=seed + g)
+        for name in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            if name == "player_0":
+                t = clock()
+                action = agent.act(obs, name)
+                spent += clock() - t
+                decisions += 1
+                searched += int(obs["action_mask"].sum() > 1)
+            else:
+                action = others.act(obs, name)
+            env.step(action)
+    elapsed = clock() - start
+    env.close()
+    note = (
+        f"worlds={worlds}: {elapsed / games:.1f} s per game ({spent / games:.1f} s in the agent), "
+        f"{searched} of {decisions} decisions searched ({searched / spent:.0f}/s), "
+        f"rollouts {agent.rollout_decisions / spent:,.0f} decisions/s"
+    )
+    return Measurement(PIMC, games, decisions, spent, note=note)
 
 
 def _play_hearts(seconds: float, games: int | None, seed: int, observe=None) -> tuple[int, int, float, int]:
@@ -448,7 +499,13 @@ def _cpu_model() -> str:
 
 
 def run(
-    seconds: float, games: int | None, rules: str, seed: int, batch: int = DEFAULT_BATCH
+    seconds: float,
+    games: int | None,
+    rules: str,
+    seed: int,
+    batch: int = DEFAULT_BATCH,
+    pimc_games: int = 0,
+    pimc_worlds: int = 32,
 ) -> tuple[list[Measurement], dict[str, str]]:
     """Every subject in turn. Returns the measurements and, per subject that could not
     run, the reason it was skipped."""
@@ -466,6 +523,8 @@ def run(
         (HEARTS_BARE, spiel_error, lambda: bench_hearts_bare(seconds, games, seed)),
         (HEARTS_OBS, spiel_error, lambda: bench_hearts_observer(seconds, games, seed)),
     ]
+    if pimc_games > 0:
+        subjects.append((PIMC, env_error, lambda: bench_pimc(pimc_games, pimc_worlds, rules, seed)))
     for name, error, bench in subjects:
         if error:
             skipped[name] = error
@@ -528,6 +587,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="time with this process's CPU time instead of wall time (for a busy machine)",
     )
+    p.add_argument(
+        "--pimc-games",
+        type=int,
+        default=DEFAULT_PIMC_GAMES,
+        metavar="K",
+        help=f"games for the pimc search agent's figures (default {DEFAULT_PIMC_GAMES}; 0 leaves it out)",
+    )
+    p.add_argument("--pimc-worlds", type=int, default=32, metavar="W", help="pimc's worlds per decision (default 32)")
     p.add_argument("--json", metavar="PATH", help="also write the figures and machine info to this JSON file")
     return p.parse_args(argv)
 
@@ -552,7 +619,9 @@ def main(argv: list[str] | None = None) -> None:
     print("clock: this process's CPU time (--cpu-time)" if args.cpu_time else "clock: wall time")
     print()
 
-    results, skipped = run(args.seconds, args.games, args.rules, args.seed, args.batch)
+    results, skipped = run(
+        args.seconds, args.games, args.rules, args.seed, args.batch, args.pimc_games, args.pimc_worlds
+    )
     print(format_table(results))
     notes = [m for m in results if m.note]
     if notes or skipped:
@@ -574,6 +643,8 @@ def main(argv: list[str] | None = None) -> None:
                 "rules": args.rules,
                 "seed": args.seed,
                 "batch": args.batch,
+                "pimc_games": args.pimc_games,
+                "pimc_worlds": args.pimc_worlds,
                 "clock": "cpu" if args.cpu_time else "wall",
             },
             "results": [

@@ -6,8 +6,17 @@ command                                         what it does
 ``barbu eval --agents A,B,C,D --games N``       duplicate tournament (``barbu_env/tournament.py``):
 ``[--seed S] [--rules R] [--out F.json]``       prints a table, writes JSON, a plot, game
 ``[--plot F.png] [--records DIR]``              records
+``barbu league --agents A,B,C,... --games N``   every pair of agents in duplicate, three table
+``[--seed S] [--rules R] [--cache DIR]``        formats each (``barbu_env/league.py``): margin
+``[--out F.json] [--plot F.png]``               matrix, ratings, JSON, heatmap; cached per
+                                                pairing
 ``barbu replay FILE [--hand N ...]``            checks a game record by replaying it through
-                                                the environment, then prints it hand by hand
+``[--video OUT.gif|OUT.mp4]``                   the environment, then prints it hand by hand
+                                                (or draws it as a clip, ``barbu_env.frames``)
+``barbu play --agents human,B,C,D``             a game at the terminal against agents
+``[--hands N] [--record FILE]``                 (``barbu_env.human``)
+``barbu serve [--agents ...] [--port P]``       the browser table and replay viewer
+                                                (``barbu_env.web``, the ``web`` extra)
 ``barbu bench [...]``                           decisions per second (``barbu_env.bench``;
                                                 its options pass through)
 ``barbu train --config F [--field V ...]``      self-play PPO (``training/ppo.py``; its options
@@ -42,8 +51,9 @@ def _add_eval(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--agents",
         required=True,
         metavar="A,B,C,D",
-        help="four agents, comma-separated: registered names (random, heuristic, ...) or checkpoint "
-        "paths; repeats allowed, e.g. heuristic,random,random,random",
+        help="four agents, comma-separated: registered names (random, heuristic, pimc, ...) or checkpoint "
+        "paths, each with optional parameters after a colon; repeats allowed, e.g. "
+        "pimc:worlds=32,heuristic,heuristic,heuristic",
     )
     p.add_argument(
         "--games", type=int, default=100, metavar="N", help="games to play, rounded up to a multiple of 4 (default 100)"
@@ -68,9 +78,10 @@ def _add_eval(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _run_eval(args: argparse.Namespace) -> int:
+    from barbu_env.agents import split_agent_specs
     from barbu_env.tournament import evaluate, format_table, plot_results
 
-    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    agents = split_agent_specs(args.agents)
     if args.record_games is not None and args.records is None:
         raise ValueError("--record-games needs --records DIR")
     result = evaluate(
@@ -93,6 +104,79 @@ def _run_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------- league
+
+
+def _add_league(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "league",
+        help="every pair of agents in duplicate: margin matrix and ratings",
+        description="Play every pair {A, B} of the agents in three duplicate tournaments (A alone against three "
+        "Bs, B alone against three As, and A,B,A,B), print the matrix of score margins per game with 95% "
+        "intervals and one rating per agent (points per game, least squares over all pairings). Results are "
+        "cached per pairing: adding an agent plays only its new pairings.",
+    )
+    p.add_argument(
+        "--agents",
+        required=True,
+        metavar="A,B,C,...",
+        help="two or more distinct agents, comma-separated: registered names or checkpoint paths, with optional "
+        "parameters after a colon, e.g. random,heuristic,heuristic-cautious,pimc:worlds=16",
+    )
+    p.add_argument(
+        "--games",
+        type=int,
+        default=100,
+        metavar="N",
+        help="games per format of each pairing, rounded up to a multiple of 4 (default 100)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="league seed: the deals of every tournament (default 0)")
+    p.add_argument(
+        "--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file (default standard)"
+    )
+    p.add_argument(
+        "--cache",
+        default="runs/league_cache",
+        metavar="DIR",
+        help="folder of cached pairing results (default runs/league_cache)",
+    )
+    p.add_argument("--no-cache", action="store_true", help="play everything and cache nothing")
+    p.add_argument("--out", metavar="FILE.json", help="write the league as JSON")
+    p.add_argument("--plot", metavar="FILE.png", help="draw the margin matrix as a heatmap (matplotlib)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="W",
+        help="worker processes per tournament (default: one per CPU; 1 plays in this process)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    return p
+
+
+def _run_league(args: argparse.Namespace) -> int:
+    from barbu_env.agents import split_agent_specs
+    from barbu_env.league import format_league, plot_league, run_league
+
+    result = run_league(
+        split_agent_specs(args.agents),
+        games=args.games,
+        seed=args.seed,
+        rules=args.rules,
+        cache_dir=None if args.no_cache else args.cache,
+        workers=args.workers,
+        progress=not args.no_progress,
+    )
+    print(format_league(result))
+    if args.out:
+        result.to_json(args.out)
+        print(f"\nleague written to {args.out}")
+    if args.plot:
+        plot_league(result, args.plot)
+        print(f"heatmap written to {args.plot}")
+    return 0
+
+
 # ---------------------------------------------------------------------- replay
 
 
@@ -108,6 +192,19 @@ def _add_replay(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--hand", type=_hand_number, action="append", metavar="N", help="print only hand N (1-28); repeatable"
     )
     p.add_argument("--no-check", action="store_true", help="print without replaying through the environment first")
+    p.add_argument(
+        "--video",
+        metavar="OUT.gif|OUT.mp4",
+        help="draw the game (or the --hand hands) as a clip instead of printing it; MP4 needs the video extra",
+    )
+    p.add_argument(
+        "--every",
+        choices=("trick", "card"),
+        default="trick",
+        help="with --video: a frame per completed trick (default) or per card",
+    )
+    p.add_argument("--fps", type=float, default=2.0, help="with --video: frames per second (default 2)")
+    p.add_argument("--seat", type=int, choices=range(4), default=0, help="with --video: the seat drawn at the bottom")
     return p
 
 
@@ -129,9 +226,125 @@ def _run_replay(args: argparse.Namespace) -> int:
     record = GameRecord.load(args.file)
     if not args.no_check:
         hands, _ = replay_record(record)
+    if args.video:
+        return _write_replay_video(record, args)
     print(render_record(record, hands=args.hand))
     if not args.no_check:
         print(f"Replayed through barbu_env.env(): {len(hands)} hand results and the final scores match the record.")
+    return 0
+
+
+def _write_replay_video(record, args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .engine import BarbuState
+    from .frames import record_frames, write_video
+
+    state = BarbuState.new_game(
+        record.rules_obj(), rng=np.random.default_rng(0), first_declarer=record.first_declarer, deals=record.deals
+    )
+    frames = record_frames(state, record.actions, record.agents, viewer=args.seat, every=args.every, hands=args.hand)
+    count = write_video(frames, args.video, fps=args.fps)
+    print(f"{count} frames written to {args.video}")
+    return 0
+
+
+# ---------------------------------------------------------------------- play
+
+
+def _add_play(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "play",
+        help="play a game at the terminal against agents",
+        description="Sit at the table: 'human' seats are asked at the terminal (cards as QH or 10S, contracts "
+        "and doubles by name or number, ? lists the choices, quit stops), the others are agents. Every action "
+        "is announced; --record saves the game (finished or not) for barbu replay or the browser viewer.",
+    )
+    p.add_argument(
+        "--agents",
+        default="human,heuristic,heuristic,heuristic",
+        metavar="A,B,C,D",
+        help="four seats, comma-separated: human, registered agent names or checkpoint paths "
+        "(default human,heuristic,heuristic,heuristic)",
+    )
+    p.add_argument("--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file")
+    p.add_argument("--seed", type=int, default=None, help="seed of the deals and the agents (default: random)")
+    p.add_argument("--hands", type=_hand_number, default=None, metavar="N", help="play only the first N hands")
+    p.add_argument("--record", metavar="FILE.json", help="save the game record here")
+    return p
+
+
+def _run_play(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .agents import make_agent, split_agent_specs
+    from .constants import NUM_HANDS, NUM_PLAYERS
+    from .engine import BarbuState
+    from .human import HumanAgent, HumanQuit, play_game, seat_labels
+    from .records import GameRecord
+    from .rules import load_rules
+
+    specs = split_agent_specs(args.agents)
+    if len(specs) != NUM_PLAYERS:
+        raise ValueError(f"--agents needs {NUM_PLAYERS} seats, got {len(specs)}: {specs}")
+    rules = load_rules(args.rules)
+    labels = seat_labels(specs)
+    seeds = np.random.SeedSequence(args.seed)
+    game_seed, *agent_seeds = seeds.spawn(NUM_PLAYERS + 1)
+    agents = [
+        HumanAgent(labels=labels)
+        if spec == "human"
+        else make_agent(spec, seed=int(s.generate_state(1)[0]), rules=rules)
+        for spec, s in zip(specs, agent_seeds)
+    ]
+    state = BarbuState.new_game(rules, np.random.default_rng(game_seed))
+    try:
+        play_game(agents, labels, hands=args.hands or NUM_HANDS, write=print, state=state)
+    except HumanQuit:
+        print("Game stopped.")
+    if args.record:
+        metadata = {"source": "barbu play", "seed": args.seed, "entropy": str(seeds.entropy)}
+        GameRecord.from_state(state, agents=labels, metadata=metadata).save(args.record)
+        print(f"record written to {args.record} ({len(state.results)} hands)")
+    return 0
+
+
+# ---------------------------------------------------------------------- serve
+
+
+def _add_serve(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "serve",
+        help="the browser table: play against agents, replay records",
+        description="A local web app: play a game against agents by clicking cards, and step through any game "
+        "record trick by trick. Needs the web extra (pip install -e '.[web]').",
+    )
+    p.add_argument(
+        "--agents",
+        default="human,heuristic,heuristic,heuristic",
+        metavar="A,B,C,D",
+        help="the table: one human seat and three agents (names or checkpoint paths); default "
+        "human,heuristic,heuristic,heuristic",
+    )
+    p.add_argument("--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file")
+    p.add_argument("--seed", type=int, default=None, help="seed of the games' deals and agents (default: random)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    return p
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    try:
+        from .web.server import create_app, serve
+    except ImportError as e:
+        print(f"barbu serve: needs the web extra: pip install -e '.[web]' ({e})", file=sys.stderr)
+        return 1
+    from .agents import split_agent_specs
+
+    specs = split_agent_specs(args.agents)
+    app = create_app(specs, rules=args.rules, seed=args.seed)
+    print(f"Barbu table at http://{args.host}:{args.port}/  (replays: http://{args.host}:{args.port}/replay)")
+    serve(app, host=args.host, port=args.port)
     return 0
 
 
@@ -171,7 +384,10 @@ def _run_train(argv: Sequence[str]) -> int:
 #: name -> (declare the subcommand, run it). ``bench`` and ``train`` pass their arguments through.
 COMMANDS: dict[str, tuple[Callable, Callable]] = {
     "eval": (_add_eval, _run_eval),
+    "league": (_add_league, _run_league),
     "replay": (_add_replay, _run_replay),
+    "play": (_add_play, _run_play),
+    "serve": (_add_serve, _run_serve),
     "bench": (
         _pass_through("bench", "barbu_env.bench", "decisions per second of the engine and the environment"),
         _run_bench,

@@ -352,6 +352,9 @@ class BarbuState:
     named = _per_seat(K.F_NAMED, "named[i]: set (4-bit, absolute seats) of players seat i named while doubling")
     trick = _per_seat(K.F_TRICK, "trick[i]: card seat i played to the current trick, -1 if none")
     voids = _per_seat(K.F_VOIDS, "voids[i]: 4-bit set of suits seat i has shown void in this hand (did not follow)")
+    excluded = _per_seat(
+        K.K_EXCL, "excluded[i]: cards the rules have shown seat i does not hold (this hand)", cards=True
+    )
     contracts_left = _per_seat(K.F_LEFT, "per seat: 7-bit set of contracts not yet declared (Contract bits)")
 
     @property

@@ -5,7 +5,7 @@ Import               ``import gymnasium, barbu_env.gym_env`` then
                      ``gymnasium.make("Barbu-v0", opponents="random")``
 Class                ``barbu_env.gym_env.BarbuGymEnv`` (the same keyword arguments)
 Action space         ``Discrete(85)`` (the AEC environment's actions, docs/rules.md)
-Observation space    ``Box(924,) float32``: the learner's ``observation`` vector
+Observation space    ``Box(1132,) float32``: the learner's ``observation`` vector
 Action mask          ``env.action_masks()`` (sb3-contrib's ``MaskablePPO`` reads it),
                      also ``info["action_mask"]``: int8[85]
 Episode              one whole game (28 hands), about 400 decisions of the learner
@@ -40,7 +40,9 @@ skip_forced=False, illegal_action="random", render_mode=None)``
   checkers expect): a uniformly random legal action is played instead and
   ``info["illegal_action"]`` is true. ``"raise"``: ``IllegalActionError``, nothing
   changes (the AEC environment's behaviour; training with masks should use it).
-- ``render_mode``: ``"ansi"`` (``render()`` returns the table as text) or None.
+- ``render_mode``: ``"ansi"`` (``render()`` returns the table as text), ``"rgb_array"``
+  (the table as a picture, ``uint8[640, 960, 3]``, from the learner's seat: its hand
+  face up, the others' backs; ``barbu_env.frames``) or None.
 
 Rewards
 -------
@@ -97,7 +99,7 @@ ILLEGAL_ACTION_MODES = ("random", "raise")
 class BarbuGymEnv(gymnasium.Env):
     """One learning seat of Barbu against three agents (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
@@ -195,10 +197,14 @@ class BarbuGymEnv(gymnasium.Env):
         """The learner's legal actions as booleans [85] (all false once the game is over)."""
         return self._mask.astype(bool)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi'")
+            gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'rgb_array'")
             return None
+        if self.render_mode == "rgb_array":
+            from .frames import state_frame  # Pillow, loaded only to draw
+
+            return state_frame(self.game, viewer=self.seat)
         return render_state(self.game, viewer=self.seat)
 
     # ------------------------------------------------------------------ internals

@@ -7,13 +7,14 @@ The slices are ``SLICES`` below, in order; the environment's documentation
 (``barbu_env/aec.py``) has the table of what each means, and a test keeps the two
 in step.
 
-``OBS_DIM`` is the sum of the slices (924). ``decode(obs)`` splits a vector (or a batch)
-back into its named slices, reshaped; tests use it. This module is the layout only:
+``OBS_DIM`` is the sum of the slices (1132; ``OBS_LAYOUT`` numbers the layout).
+``decode(obs)`` splits a vector (or a batch) back into its named slices, reshaped;
+tests use it. This module is the layout only:
 the vectors are written by the numba kernels (``barbu_env._kernels``) from one game's
 state, through ``BarbuState.observe(seat)`` (or ``ObservationEncoder``, the same
 behind the interface it had). ``BarbuState.state_vector()`` is the global,
 perfect-information vector for centralized critics: all four hands (absolute seats),
-then seat 0's observation less its hand slice (``STATE_DIM`` = 1080).
+then seat 0's observation less its hand slice (``STATE_DIM`` = 1288).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ SLICES: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("played", (NUM_PLAYERS, NUM_CARDS)),
     ("taken", (NUM_PLAYERS, NUM_CARDS)),
     ("domino_playable", (NUM_CARDS,)),
+    ("excluded", (NUM_PLAYERS, NUM_CARDS)),
     # --- hand-level fields: change with the phase, hand, contract or doubling turn ---
     ("phase", (7,)),
     ("contract", (NUM_CONTRACTS,)),
@@ -71,8 +73,12 @@ def _offsets() -> dict[str, tuple[int, int, tuple[int, ...]]]:
 
 OFFSETS = _offsets()
 OBS_DIM = max(end for _, end, _ in OFFSETS.values())
-#: Card rows: hand, 4 trick rows, 4 played rows, 4 taken rows, domino_playable.
-NUM_CARD_ROWS = 14
+#: Card rows: hand, 4 trick rows, 4 played rows, 4 taken rows, domino_playable, 4 excluded rows.
+NUM_CARD_ROWS = 18
+#: The version of this layout, saved with trained networks so that a network trained on
+#: another layout is refused rather than misread: 1 was the 924-value layout without
+#: ``excluded``; 2 is this one.
+OBS_LAYOUT = 2
 #: Lower and upper bounds of every observation value (for the observation space).
 OBS_LOW = np.zeros(OBS_DIM, dtype=np.float32)
 OBS_HIGH = np.ones(OBS_DIM, dtype=np.float32)

@@ -10,7 +10,7 @@ else in ``barbu_env`` imports this module.
 =================  ==============================================================
 Agents             ``player_0`` ... ``player_3`` (all four act; map them to one policy
                    or to several)
-Observation        ``{"observations": float32[924], "action_mask": float32[85]}``: the
+Observation        ``{"observations": float32[1132], "action_mask": float32[85]}``: the
                    keys RLlib's action-masking modules read (PettingZoo's
                    ``"observation"`` renamed, the mask as floats)
 Action             ``Discrete(85)`` (the actions of docs/rules.md)

@@ -92,7 +92,7 @@ from typing import Any
 import numpy as np
 
 from barbu_env.actions import AGENTS, DOUBLE_OFFSET, NUM_ACTIONS, mask_array
-from barbu_env.agents import Agent, act_rows, agent_names, make_agent
+from barbu_env.agents import Agent, act_rows, agent_names, make_agent, parse_agent_spec
 from barbu_env.engine import (
     CONTRACT_NAMES,
     NUM_CONTRACTS,
@@ -697,10 +697,13 @@ def evaluate(
         raise ValueError(f"a tournament takes exactly 4 agents (repeats allowed), got {len(specs)}: {list(specs)}")
     known = set(agent_names())
     for spec in specs:
-        if spec not in known and not Path(spec).exists():
+        name, params = parse_agent_spec(spec)
+        if name not in known and not Path(spec).exists():
             raise ValueError(
                 f"unknown agent {spec!r}: registered agents are {sorted(known)}, or give a checkpoint path"
             )
+        if params:
+            make_agent(spec, rules=rules)  # a parameter it does not take, or a bad value, is an error now
     if games < 1:
         raise ValueError(f"games must be at least 1, not {games}")
     if seed < 0:

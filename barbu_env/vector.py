@@ -13,7 +13,7 @@ and ``step(actions)`` returns ``(obs, masks, seat, rewards, dones, infos)``:
 =============  ================  ==========================================================
 name           type              meaning
 =============  ================  ==========================================================
-``obs``        float32 [B, 924]  observation of the seat to act in each game
+``obs``        float32 [B, 1132]  observation of the seat to act in each game
 ``masks``      bool [B, 85]      its legal actions
 ``seat``       int64 [B]         the seat to act (0-3)
 ``actions``    int [B]           (``step``'s argument) the action of ``seat[i]`` in game i
@@ -100,6 +100,7 @@ from ._kernels import rules_params
 from .actions import NUM_ACTIONS, action_text, actions_of
 from .engine import NUM_HANDS, NUM_PLAYERS, IllegalActionError, parse_deal
 from .observation import OBS_DIM
+from .position import Positions
 from .rules import Rules, load_rules
 
 __all__ = ["VectorBarbu", "rules_params"]
@@ -223,6 +224,54 @@ class VectorBarbu:
             "game_length": out(self._lengths),
         }
         return out(self._obs), out(self._masks), out(self._seat), out(self._rewards), out(self._dones), infos
+
+    def load(self, positions: Positions, slots: Sequence[int] | np.ndarray | None = None):
+        """Put ``positions`` (``barbu_env.position.Positions``) into ``slots`` (default:
+        every slot, one position each) and return ``(obs, masks, seat)`` of every slot,
+        as ``reset`` does. A loaded game goes on exactly from its position: its later
+        hands come from the position's deals where it has them, else from the slot's
+        random stream; when it ends, the slot starts a new game as usual."""
+        slots = np.arange(self.num_games) if slots is None else np.asarray(slots, dtype=np.int64).reshape(-1)
+        if len(slots) != len(positions):
+            raise ValueError(f"{len(positions)} positions for {len(slots)} slots")
+        if len(slots) and (slots.min() < 0 or slots.max() >= self.num_games or len(set(slots.tolist())) < len(slots)):
+            raise ValueError(f"slots must be distinct, in 0..{self.num_games - 1}")
+        if not self._seeded:
+            self._cards[:, K.K_RNG] = np.random.SeedSequence(self._seed).generate_state(self.num_games, dtype=np.uint64)
+            self._seeded = True
+        K.load_games(
+            self._ints,
+            self._cards,
+            self._hblock,
+            self._hblock64,
+            self._preset,
+            self._rp,
+            slots,
+            np.ascontiguousarray(positions.ints, dtype=np.int64),
+            np.ascontiguousarray(positions.cards, dtype=np.uint64),
+            np.ascontiguousarray(positions.preset, dtype=np.uint64),
+            self._obs,
+            self._obs64,
+            self._masks,
+            self._seat,
+        )
+        self._has_reset = True
+        return self._out(self._obs), self._out(self._masks), self._out(self._seat)
+
+    def positions(self, slots: Sequence[int] | np.ndarray | None = None) -> Positions:
+        """The games in ``slots`` (default: all) as they stand, exactly, for ``load``."""
+        slots = np.arange(self.num_games) if slots is None else np.asarray(slots, dtype=np.int64).reshape(-1)
+        hands = self._cards[slots, K.K_HANDS : K.K_HANDS + NUM_PLAYERS]
+        sizes = np.array([[int(h).bit_count() for h in row] for row in hands.tolist()], dtype=np.int64).reshape(
+            -1, NUM_PLAYERS
+        )
+        return Positions(
+            self._ints[slots].copy(),
+            self._cards[slots].copy(),
+            self._preset[slots].copy(),
+            self._seat[slots].copy(),
+            sizes,
+        )
 
     def other_hands(self) -> np.ndarray:
         """Per game, the hands of the three players other than the seat to act, in

@@ -5,7 +5,7 @@ Class                ``barbu_env.vector_gym.BarbuVectorEnv(num_envs, rules=None,
                      seed=None)``, a ``gymnasium.vector.VectorEnv``
 Sub-environment i    game i of a ``barbu_env.vector.VectorBarbu``, all four seats
                      played by the caller (self-play)
-Single obs space     ``Box(924,) float32``: the observation of the seat to act
+Single obs space     ``Box(1132,) float32``: the observation of the seat to act
 Single action space  ``Discrete(85)`` (docs/rules.md#cards-actions-and-observations)
 Action masks         ``envs.action_masks()`` bool [B, 85], also ``info["action_mask"]``
 Autoreset            ``AutoresetMode.SAME_STEP`` (``metadata["autoreset_mode"]``)

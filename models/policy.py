@@ -40,11 +40,11 @@ NUM_CARDS = 52
 class PolicyConfig:
     """Everything needed to rebuild the network (saved in every checkpoint)."""
 
-    obs_dim: int = 924
+    obs_dim: int = 1132
     """Observation length."""
     num_actions: int = 85
     """Size of the action space."""
-    card_rows: int = 14
+    card_rows: int = 18
     """Card rows of 52 at the start of the observation."""
     card_embed: int = 32
     """Features per encoded card row."""
@@ -55,6 +55,14 @@ class PolicyConfig:
     state_dim: int = 0
     """Length of the privileged critic input: ``obs_dim`` plus 52 per hidden hand (0: the
     value head reads the policy's trunk)."""
+    obs_layout: int = 2
+    """The observation layout the network reads (``barbu_env.observation.OBS_LAYOUT``;
+    checkpoints saved before layouts were numbered read layout 1). A checkpoint of another
+    layout is refused by ``load_checkpoint``."""
+
+
+#: Layout 1, for messages: checkpoints without ``obs_layout`` in their config read it.
+_LAYOUT_SIZES = {1: 924, 2: 1132}
 
 
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Linear:
@@ -187,6 +195,14 @@ def load_checkpoint(path: str | Path) -> tuple[BarbuActorCritic, dict[str, Any]]
         raise ValueError(f"{path}: not a barbu checkpoint (torch cannot load it: {type(e).__name__})") from e
     if not isinstance(payload, dict) or not {"model_config", "state_dict"} <= set(payload):
         raise ValueError(f"{path}: not a barbu checkpoint (no model_config and state_dict)")
+    layout = payload["model_config"].get("obs_layout", 1) if isinstance(payload["model_config"], dict) else None
+    current = PolicyConfig.obs_layout
+    if layout != current:
+        raise ValueError(
+            f"{path}: this network was trained on observation layout {layout} "
+            f"({_LAYOUT_SIZES.get(layout, '?')} values) and this barbu observes layout {current} "
+            f"({_LAYOUT_SIZES[current]} values): it cannot read today's observations; train it again"
+        )
     try:
         model = BarbuActorCritic(PolicyConfig(**payload["model_config"]))
         model.load_state_dict(payload["state_dict"])

@@ -55,13 +55,19 @@ def test_hearts_benches():  # open_spiel is a dev dependency: imported, not skip
 
 def test_main_writes_json(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    bench.main(["--games", "1", "--no-pin", "--json", str(out)])
+    bench.main(["--games", "1", "--no-pin", "--pimc-games", "0", "--json", str(out)])
     doc = json.loads(out.read_text())
     assert doc["machine"]["pinned_core"] is None
     names = {r["name"] for r in doc["results"]}
     assert {bench.ENGINE_MASK, bench.ENGINE_LIST} <= names
     assert all(r["decisions_per_second"] > 0 for r in doc["results"])
     assert "decisions/s" in capsys.readouterr().out
+
+
+def test_pimc_bench_plays_whole_games_and_reports_its_search():
+    m = bench.bench_pimc(games=1, worlds=2, rules="standard", seed=3)
+    assert m.name == bench.PIMC and m.games == 1 and m.decisions > 300 and m.rate > 0
+    assert "worlds=2" in m.note and "s per game" in m.note and "rollouts" in m.note
 
 
 def test_vector_bench():

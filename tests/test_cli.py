@@ -118,7 +118,7 @@ def test_eval_errors_are_messages_not_tracebacks(capsys):
 
 def test_bench_passes_its_arguments_through(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    assert main(["bench", "--games", "1", "--no-pin", "--json", str(out)]) == 0
+    assert main(["bench", "--games", "1", "--no-pin", "--pimc-games", "0", "--json", str(out)]) == 0
     assert "decisions/s" in capsys.readouterr().out
     assert json.loads(out.read_text())["settings"]["games"] == 1
 
@@ -128,9 +128,10 @@ def test_help_lists_the_commands(capsys):
         main(["--help"])
     assert exit_.value.code == 0
     printed = capsys.readouterr().out
-    for command in ("eval", "replay", "bench", "train"):
+    commands = {"eval", "league", "replay", "bench", "train", "play", "serve"}
+    for command in commands:
         assert command in printed
-    assert set(build_parser()._subparsers._group_actions[0].choices) == {"eval", "replay", "bench", "train"}
+    assert set(build_parser()._subparsers._group_actions[0].choices) == commands
 
 
 def test_help_does_not_import_the_heavy_modules():

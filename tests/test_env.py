@@ -205,7 +205,7 @@ def test_render_modes():
     text = env.render()
     assert isinstance(text, str) and "Hand 1/28" in text and "holds" in text
     with pytest.raises(ValueError):
-        barbu_env.env(render_mode="rgb_array")
+        barbu_env.env(render_mode="rgb_array_list")  # a Gymnasium mode this environment does not offer
 
 
 def test_render_human_prints(capsys):

@@ -215,3 +215,26 @@ def test_clearly_beats_random():
     # below the measured mean: a heuristic playing a random legal move a fifth of the time
     # (+850 here) fails.
     assert duplicate_mean(10) > 900
+
+
+# ---------------------------------------------------------------- heuristic-cautious
+
+
+def test_cautious_variant_is_registered_with_its_margins():
+    agent = make_agent("heuristic-cautious", seed=3)
+    assert isinstance(agent, HeuristicAgent) and agent.name == "heuristic-cautious"
+    assert agent.double_margin > make_agent("heuristic").double_margin
+    # Different margins decide differently: such instances must never be asked as one group.
+    assert agent.batch_key != make_agent("heuristic").batch_key
+    assert agent.batch_key == make_agent("heuristic-cautious", seed=4).batch_key
+    assert make_agent("heuristic:double_margin=6,redouble_margin=6").batch_key == agent.batch_key
+
+
+def test_cautious_variant_plays_legally_and_doubles_clearly_less_often():
+    from barbu_env.tournament import evaluate
+
+    # The two kinds at one table, so in the same lockstep calls; evaluate raises on an illegal action.
+    result = evaluate(["heuristic-cautious", "heuristic", "heuristic-cautious", "heuristic"], games=8, workers=1)
+    rate = {e.label: e.doubling.double_rate for e in result.entries}
+    # Measured on 200 games against three heuristics: 57% of its doubling turns against 90%.
+    assert rate["heuristic"] > 0.8 and rate["heuristic-cautious"] < rate["heuristic"] - 0.2

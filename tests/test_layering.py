@@ -44,6 +44,8 @@ def frameworks_in(modules: list[str]) -> list[str]:
         "import barbu_env",
         "import barbu_env.rules, barbu_env.cards, barbu_env.actions",
         "import barbu_env.constants, barbu_env.observation, barbu_env.render, barbu_env.records",
+        # The terminal seat, the table views and the frames (Pillow) load no RL framework either.
+        "import barbu_env.engine, barbu_env.human, barbu_env.table, barbu_env.frames",
         # Playing a hand and raising an illegal-action error load nothing more either.
         "import numpy as np\n"
         "from barbu_env.engine import BarbuState, IllegalActionError\n"
@@ -93,6 +95,8 @@ CORE_ORDER = (
     "_kernels",
     "engine",
     "records",
+    "position",
+    "worlds",
     "vector",
 )
 #: Imports that go up on purpose: ``replay_record`` checks a record by replaying it
@@ -170,6 +174,23 @@ def test_the_package_imports_training_only_for_the_train_command():
                 assert where in TRAINING_IMPORTS_ALLOWED, f"{path.relative_to(PACKAGE.parent)} imports {module}"
                 seen.add(where)
     assert seen == TRAINING_IMPORTS_ALLOWED  # the probe finds the one import it allows
+
+
+#: The one place ``barbu_env`` imports the web server (FastAPI, an optional extra): ``barbu serve``.
+WEB_IMPORTS_ALLOWED = {("cli", "_run_serve")}
+
+
+def test_only_the_serve_command_imports_the_web_server():
+    seen = set()
+    for path in package_modules():
+        if path.parent.name == "web":
+            continue
+        for module, function in barbu_imports(path):
+            if module.startswith("barbu_env.web") or module.split(".")[0] in ("fastapi", "uvicorn", "starlette"):
+                where = (path.stem, function)
+                assert where in WEB_IMPORTS_ALLOWED, f"{path.relative_to(PACKAGE.parent)} imports {module}"
+                seen.add(where)
+    assert seen == WEB_IMPORTS_ALLOWED
 
 
 def test_the_probe_resolves_relative_imports():

@@ -90,7 +90,15 @@ def _parse(command: str, monkeypatch) -> argparse.Namespace:
 
 def test_the_readme_shows_the_commands_this_test_parses():
     commands = readme_commands()
-    assert {c.split()[1] for c in commands if c.startswith("barbu ")} == {"eval", "replay", "train", "bench"}
+    assert {c.split()[1] for c in commands if c.startswith("barbu ")} == {
+        "eval",
+        "league",
+        "replay",
+        "train",
+        "bench",
+        "play",
+        "serve",
+    }
     assert "barbu train --config configs/train/long.yaml" in commands  # {quick,default,long} expanded
     assert "python -m training.rllib_ppo --iterations 20 --num-env-runners 2 --out runs/rllib" in commands
 

@@ -249,7 +249,7 @@ def test_a_saved_and_loaded_checkpoint_gives_identical_actions(tmp_path):
     save_checkpoint(path, model, note="x")
     loaded, payload = load_checkpoint(path)
     assert payload["note"] == "x" and loaded.config == model.config
-    obs = np.random.default_rng(0).random((16, 924), dtype=np.float32)
+    obs = np.random.default_rng(0).random((16, OBS_DIM), dtype=np.float32)
     mask = np.random.default_rng(1).random((16, 85)) > 0.3
     with torch.no_grad():
         np.testing.assert_array_equal(model(torch.from_numpy(obs))[0].numpy(), loaded(torch.from_numpy(obs))[0].numpy())
@@ -410,11 +410,35 @@ def test_privileged_critic_trains_and_the_policy_never_reads_the_hidden_hands(tm
     assert not torch.equal(value_a, value_b)  # the critic does read the hidden hands
 
 
+def test_the_network_defaults_read_this_observation_layout():
+    from barbu_env.observation import NUM_CARD_ROWS, OBS_LAYOUT
+
+    c = PolicyConfig()
+    assert (c.obs_dim, c.card_rows, c.obs_layout) == (OBS_DIM, NUM_CARD_ROWS, OBS_LAYOUT)
+
+
+@pytest.mark.parametrize("layout", [None, 1, 3])
+def test_a_checkpoint_of_another_observation_layout_is_refused_with_a_clear_message(tmp_path, layout):
+    path = tmp_path / "old.pt"
+    model = BarbuActorCritic(PolicyConfig(hidden=16, card_embed=4))
+    save_checkpoint(path, model)
+    payload = torch.load(path, weights_only=True)
+    if layout is None:  # saved before layouts were numbered: layout 1, 924 values
+        del payload["model_config"]["obs_layout"]
+    else:
+        payload["model_config"]["obs_layout"] = layout
+    torch.save(payload, path)
+    with pytest.raises(ValueError, match=f"trained on observation layout {layout or 1} .*train it again"):
+        load_policy_agent(path)
+    with pytest.raises(ValueError, match="observation layout"):
+        load_checkpoint(path)
+
+
 def test_checkpoint_agents_play_greedily_unless_asked_to_sample(tmp_path):
     torch.manual_seed(4)
     path = tmp_path / "p.pt"
     save_checkpoint(path, BarbuActorCritic(PolicyConfig(hidden=32, card_embed=4)))
-    obs = np.random.default_rng(2).random(924, dtype=np.float32)
+    obs = np.random.default_rng(2).random(OBS_DIM, dtype=np.float32)
     mask = np.zeros(85, dtype=np.int8)
     mask[[3, 10, 40, 84]] = 1
     greedy = load_policy_agent(path, seed=1)
@@ -431,7 +455,7 @@ def test_policy_agents_on_one_network_are_asked_together_each_with_its_own_gener
     torch.manual_seed(5)
     model = BarbuActorCritic(PolicyConfig(hidden=32, card_embed=4))
     rng = np.random.default_rng(6)
-    obs = rng.random((8, 924), dtype=np.float32)
+    obs = rng.random((8, OBS_DIM), dtype=np.float32)
     masks = (rng.random((8, 85)) > 0.6).astype(np.int8)
     masks[:, 84] = 1
 
@@ -622,7 +646,7 @@ def test_the_warm_start_imitates_the_teacher_at_its_own_learning_rate_then_ppo_a
     args = ppo.Args(
         run_dir=str(tmp_path),
         exp_name="bc",
-        **(TINY | dict(num_games=4, bc_iterations=2, bc_epochs=6, bc_learning_rate=3e-3, learning_rate=1e-4)),
+        **(TINY | dict(num_games=4, bc_iterations=2, bc_epochs=12, bc_learning_rate=3e-3, learning_rate=1e-4)),
         total_decisions=10**6,
     )
     trainer = ppo.Trainer(args)
@@ -643,7 +667,7 @@ def test_the_warm_start_imitates_the_teacher_at_its_own_learning_rate_then_ppo_a
         assert trainer.optimizer.param_groups[0]["lr"] == 3e-3 and trainer.history == []
         assert (trainer.collector.buf["logprobs"][:10] == 0).all()  # the teacher played: nothing sampled
     after = agreement()
-    assert after > before + 0.25, (before, after)  # measured: about 0.40 -> 0.84
+    assert after > before + 0.25, (before, after)  # measured: 0.33 -> 0.65 (seeds 0-2: +0.32 to +0.35)
     done = trainer.decisions
     trainer.iterate()  # PPO: the rate annealed from where the run stands
     assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(1e-4 * (1 - done / 10**6))

@@ -14,7 +14,7 @@ import barbu_env
 from barbu_env.actions import mask_array
 from barbu_env.cards import cards_of
 from barbu_env.engine import NUM_ACTIONS, DealError, IllegalActionError
-from barbu_env.observation import OBS_DIM
+from barbu_env.observation import OBS_DIM, OFFSETS
 from barbu_env.rules import Rules
 from barbu_env.vector import VectorBarbu, rules_params
 
@@ -99,9 +99,10 @@ def test_auto_reset_starts_a_new_game_and_keeps_the_final_scores():
     assert vec.hand_numbers()[0] == 0 and vec.scores()[0].tolist() == [0, 0, 0, 0]
     assert masks[0, 52:59].all() and masks[0].sum() == 7
     dec = obs[0].reshape(-1)
-    assert dec[728] == 1.0  # phase: declare
-    assert dec[827] == 1.0  # hand number 0
-    assert dec[52:728].sum() == 0 and dec[:52].sum() == 13  # a fresh hand, nothing played
+    assert dec[OFFSETS["phase"][0]] == 1.0  # phase: declare
+    assert dec[OFFSETS["hand_number"][0]] == 1.0  # hand number 0
+    # a fresh hand: nothing played, nobody has shown anything
+    assert dec[52 : OFFSETS["phase"][0]].sum() == 0 and dec[:52].sum() == 13
 
 
 def test_the_game_after_an_auto_reset_plays_as_the_oracle():

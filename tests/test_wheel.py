@@ -1,6 +1,6 @@
 """An installed wheel is complete: built from the sources, installed into a fresh directory
 outside the repository and imported from there (not from the editable install), it has
-the rules presets and ``barbu eval --rules classic`` runs."""
+the rules presets and ``barbu eval --rules classic`` runs, and the shipped policy ``ppo`` plays."""
 
 from __future__ import annotations
 
@@ -83,3 +83,11 @@ def test_a_wheel_installed_outside_the_repository_has_the_presets_and_evaluates(
         env=env,
     )  # fmt: skip
     assert "rules classic" in done.stdout and "heuristic" in done.stdout
+    assert "barbu_env/agents/pretrained/ppo.pt" in names and "barbu_env/agents/pretrained/ppo.md" in names
+    done = _run(
+        [sys.executable, "-m", "barbu_env.cli", "eval",
+         "--agents", "ppo,heuristic,heuristic,heuristic", "--games", "4", "--workers", "1", "--no-progress"],
+        cwd=elsewhere,
+        env=env,
+    )  # fmt: skip
+    assert "ppo" in done.stdout

@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM
+from barbu_env.observation import NUM_CARD_ROWS, OBS_DIM, OBS_LAYOUT, PRIVILEGED_DIM
 from models.policy import PolicyConfig
 
 #: Fields of older configs that no longer exist, with the value they may keep (any, if None).
@@ -225,6 +225,8 @@ def model_config(args: Args) -> PolicyConfig:
     """The network the run trains (with a privileged critic's input if ``central_critic``)."""
     return PolicyConfig(
         obs_dim=OBS_DIM,
+        card_rows=NUM_CARD_ROWS,
+        obs_layout=OBS_LAYOUT,
         hidden=args.hidden,
         layers=args.layers,
         card_embed=args.card_embed,

@@ -14,9 +14,11 @@ but is a path to a file is handed to the loaders registered with ``register_load
 from . import heuristic as _heuristic  # noqa: F401
 
 # Importing the baselines registers them.
+from . import pimc as _pimc  # noqa: F401
+from . import pretrained as _pretrained  # noqa: F401
 from . import random_agent as _random_agent  # noqa: F401
 from .base import Agent, BatchAgent, GroupAgent, act_batch, act_rows
-from .registry import agent_names, make_agent, register, register_loader
+from .registry import agent_names, make_agent, parse_agent_spec, register, register_loader, split_agent_specs
 
 __all__ = [
     "Agent",
@@ -26,6 +28,8 @@ __all__ = [
     "act_rows",
     "agent_names",
     "make_agent",
+    "parse_agent_spec",
     "register",
     "register_loader",
+    "split_agent_specs",
 ]

@@ -23,7 +23,7 @@ opponents) asks through one function, :func:`act_rows`: row i of a batch is deci
 
 >>> from barbu_env.agents import make_agent
 >>> masks = np.zeros((3, 85), dtype=np.int8); masks[:, [52, 55]] = 1
->>> obs = np.zeros((3, 924), dtype=np.float32)
+>>> obs = np.zeros((3, 1132), dtype=np.float32)
 >>> a = make_agent("random", seed=1)
 >>> actions = act_rows([a, a, a], obs, masks)
 >>> actions.dtype, sorted(set(actions) - {52, 55})

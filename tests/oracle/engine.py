@@ -242,6 +242,7 @@ class BarbuState:
         "playable",  # Domino: cards that could be placed on the layout now
         "out_order",  # Domino: seats in the order they went out
         "voids",  # voids[i]: 4-bit set of suits seat i has shown void in this hand (did not follow)
+        "excluded",  # excluded[i]: cards the rules have shown seat i does not hold (this hand)
         "results",  # HandResult of every finished hand
         "history",  # every action applied, in order
         "_legal",  # cached legal-action set, None when stale
@@ -329,6 +330,7 @@ class BarbuState:
         self.playable = 0
         self.out_order = []
         self.voids = [0] * NUM_PLAYERS
+        self.excluded = [0] * NUM_PLAYERS
         self._legal = None
 
     # ------------------------------------------------------------------ queries
@@ -535,8 +537,38 @@ class BarbuState:
         else:
             self.phase = _TRICKS
 
+    def _revealed_absent(self, card: int) -> int:
+        """The cards that playing ``card`` shows the player to act does not hold: the
+        ones it would have had to play instead."""
+        contract, suit, led = self.contract, card // NUM_RANKS, self.led_suit
+        if self.trick_size == 0:
+            if contract in (_NO_HEARTS, _BARBU) and suit == HEARTS:  # a heart lead: only hearts held
+                return FULL_DECK & ~HEARTS_MASK
+            return 0
+        absent = 0 if suit == led else SUIT_MASK[led]
+        if contract == _TRUMPS:
+            trumps = SUIT_MASK[self.trump]
+            top = (self.trick_mask & trumps).bit_length()  # cards below the trick's best trump, and it
+            above = trumps & ~((1 << top) - 1)
+            beaten = suit == self.trump and card >= top
+            overtrump, ruff = self.rules.trumps_must_overtrump, self.rules.trumps_must_ruff
+            if led == self.trump:
+                if suit == led and overtrump and not beaten:
+                    absent |= above
+            elif suit != led:
+                if self.trick_mask & trumps and overtrump:
+                    if not beaten:
+                        absent |= above
+                elif ruff and suit != self.trump:
+                    absent |= trumps
+        elif contract == _BARBU and self.rules.barbu_king_first_chance and card != KING_OF_HEARTS:
+            if suit != led or (led == HEARTS and (self.trick_mask >> ACE_OF_HEARTS) & 1):
+                absent |= 1 << KING_OF_HEARTS
+        return absent
+
     def _apply_trick_card(self, card: int) -> HandResult | None:
         seat = self.current_player
+        self.excluded[seat] |= self._revealed_absent(card)
         bit = 1 << card
         self.hands[seat] ^= bit
         self.played[seat] |= bit
@@ -606,7 +638,9 @@ class BarbuState:
     def _apply_domino(self, action: int) -> HandResult | None:
         seat = self.current_player
         hands = self.hands
-        if action != PASS_ACTION:
+        if action == PASS_ACTION:
+            self.excluded[seat] |= self.playable
+        else:
             bit = 1 << action
             hands[seat] ^= bit
             self.played[seat] |= bit

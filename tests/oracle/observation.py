@@ -7,11 +7,11 @@ The slices are ``SLICES`` below, in order; the environment's documentation
 (``barbu_env/aec.py``) has the table of what each means, and a test keeps the two
 in step.
 
-``OBS_DIM`` is the sum of the slices (924). ``decode(obs)`` splits a vector (or a batch)
+``OBS_DIM`` is the sum of the slices (1132). ``decode(obs)`` splits a vector (or a batch)
 back into its named slices, reshaped; tests use it. ``ObservationEncoder`` builds the
 vectors incrementally (see its docstring). ``ObservationEncoder.state_vector`` is the
 global, perfect-information vector for centralized critics: all four hands (absolute
-seats), then seat 0's observation less its hand slice (``STATE_DIM`` = 1080).
+seats), then seat 0's observation less its hand slice (``STATE_DIM`` = 1288).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ SLICES: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("played", (NUM_PLAYERS, NUM_CARDS)),
     ("taken", (NUM_PLAYERS, NUM_CARDS)),
     ("domino_playable", (NUM_CARDS,)),
+    ("excluded", (NUM_PLAYERS, NUM_CARDS)),
     # --- hand-level fields: rewritten when phase, hand, contract or doubling turn change ---
     ("phase", (7,)),
     ("contract", (NUM_CONTRACTS,)),
@@ -66,9 +67,9 @@ def _offsets() -> dict[str, tuple[int, int, tuple[int, ...]]]:
 
 OFFSETS = _offsets()
 OBS_DIM = max(end for _, end, _ in OFFSETS.values())
-#: Card rows: hand, 4 trick rows, 4 played rows, 4 taken rows, domino_playable.
-NUM_CARD_ROWS = 14
-_CARD_END = OFFSETS["domino_playable"][1]
+#: Card rows: hand, 4 trick rows, 4 played rows, 4 taken rows, domino_playable, 4 excluded rows.
+NUM_CARD_ROWS = 18
+_CARD_END = OFFSETS["excluded"][1]
 assert _CARD_END == NUM_CARD_ROWS * NUM_CARDS
 _HAND_START = _CARD_END  # start of the hand-level block
 _STEP_START = OFFSETS["to_act"][0]  # start of the per-decision block
@@ -132,9 +133,9 @@ def _bits_to_rows(masks: list[int]) -> np.ndarray:
 
 
 # Rows of the encoder's absolute card table: hands, trick cards, played, taken (seats 0-3
-# each), then the Domino playable set.
-_ABS_HANDS, _ABS_TRICK, _ABS_PLAYED, _ABS_TAKEN, _ABS_PLAYABLE = 0, 4, 8, 12, 16
-_NUM_ABS_ROWS = 17
+# each), the Domino playable set, then the excluded cards (seats 0-3).
+_ABS_HANDS, _ABS_TRICK, _ABS_PLAYED, _ABS_TAKEN, _ABS_PLAYABLE, _ABS_EXCL = 0, 4, 8, 12, 16, 17
+_NUM_ABS_ROWS = 21
 #: _GATHER[seat]: the absolute rows that make ``seat``'s card rows, in slice order.
 _GATHER = tuple(
     np.array(
@@ -145,6 +146,7 @@ _GATHER = tuple(
             for r in range(NUM_PLAYERS)
         ]
         + [_ABS_PLAYABLE]
+        + [_ABS_EXCL + (seat + r) % NUM_PLAYERS for r in range(NUM_PLAYERS)]
     )
     for seat in range(NUM_PLAYERS)
 )
@@ -175,6 +177,7 @@ class ObservationEncoder:
         self._trick = [-1] * NUM_PLAYERS
         self._taken = [0] * NUM_PLAYERS
         self._playable = 0
+        self._excluded = [0] * NUM_PLAYERS
         self._hand_keys: list[tuple | None] = [None] * NUM_PLAYERS
 
     def observe(self, state: BarbuState, seat: int) -> np.ndarray:
@@ -230,16 +233,20 @@ class ObservationEncoder:
         if state.playable != self._playable:
             self._table[_ABS_PLAYABLE] = _bits_to_rows([state.playable])[0]
             self._playable = state.playable
+        if state.excluded != self._excluded:
+            self._table[_ABS_EXCL : _ABS_EXCL + NUM_PLAYERS] = _bits_to_rows(state.excluded)
+            self._excluded = state.excluded[:]
 
     def _rebuild(self, state: BarbuState) -> None:
         rows = [*state.hands, *[1 << c if c >= 0 else 0 for c in state.trick], *state.played, *state.taken]
-        self._table[:] = _bits_to_rows(rows + [state.playable])
+        self._table[:] = _bits_to_rows(rows + [state.playable, *state.excluded])
         self._state = state
         self._hand = state.hand_number
         self._cursor = len(state.history)
         self._trick = state.trick[:]
         self._taken = state.taken[:]
         self._playable = state.playable
+        self._excluded = state.excluded[:]
 
     @staticmethod
     def _hand_block(state: BarbuState, seat: int, order: tuple[int, ...]) -> list[float]:

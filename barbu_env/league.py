@@ -1,0 +1,560 @@
+"""Leagues: every pair of a list of agents played in duplicate, a score matrix and a rating.
+
+``run_league(["random", "heuristic", "pimc"], games=100)`` plays, for every unordered pair
+{A, B} of the agents, three duplicate tournaments (``tournament.evaluate``) of ``games``
+games each, one per *format*:
+
+==========  ========================  =================================================
+format      table (seating 0)         what it asks
+==========  ========================  =================================================
+``1v3``     A, B, B, B                A alone against three Bs
+``3v1``     B, A, A, A                B alone against three As
+``2v2``     A, B, A, B                two of each, every player between two of the
+                                      other kind
+==========  ========================  =================================================
+
+Why A, B, A, B for two of each: with the agents alternating, all four instances sit
+alike (the other kind on both sides, its own kind opposite), every trick is played
+A, B, A, B or B, A, B, A, so neither kind gains from playing behind its own kind, and the
+table is the same table whichever agent is listed first (B, A, B, A is one of its
+rotations). A, A, B, B would give the two instances of a kind different neighbours (one
+plays after its twin, the other after an opponent), a mixture the 1v3 and 3v1 formats
+already cover from both sides.
+
+Every format of every pairing is played with the same ``seed``, so on the same deal sets
+(``tournament.deal_set`` depends on the seed alone): the whole league is duplicate, the
+three formats of a pairing are paired deal set by deal set, and each pairing's combined
+margin is the mean of its three formats taken per deal set (so its standard error counts
+the correlation the shared cards give).
+
+Scores
+------
+The *margin* of A over B in a format is the per-game difference of A's average score and
+B's average score (``tournament.HeadToHead``), per deal set; its mean, standard error and
+95% interval are over deal sets. The matrix is antisymmetric: B over A is minus A over B.
+
+Ratings
+-------
+One rating per agent in points per game, fitted by weighted least squares to the combined
+margins of all pairings: margin(A, B) ≈ r_A - r_B, each pairing weighted by 1 / s.e.²,
+with the ratings summing to zero. Why least squares on margins rather than Bradley–Terry:
+Barbu's result is a score margin, not a win or a loss, and its size matters (a 600-point
+beating is not a 5-point one); Bradley–Terry would keep only who won each deal set,
+throwing that away, and would give ratings on a logit scale no-one reads at the table.
+The additive model is the one that "score = own strength - the table's mean strength"
+gives in every format (A x1 vs B x3: A scores 3/4 (r_A - r_B), each B -1/4 of it; two of
+each: ±1/2 of it; the difference is r_A - r_B in both), so a rating difference reads as
+"A outscores B by this many points per game when they share a table". Elo's sequential
+updates are not used: a league is a fixed set of results, and a fit should not depend on
+the order they were played in. The ratings' standard errors come from the weights
+(the covariance of the constrained weighted fit, the pseudo-inverse of the weighted
+Laplacian), inflated by sqrt(chi² / degrees of freedom) when the margins fit the additive
+model worse than their standard errors allow (non-transitive results: A beats B beats C
+beats A); chi² and its degrees of freedom are reported.
+
+Caching
+-------
+With ``cache_dir``, each format of each pairing is saved there as a JSON file named by a
+hash of what determines its games: the four agent specs in table order, the number of
+deal sets, the seed, the rules (their values, not their name) and, for an agent given as
+a checkpoint file (or folder), a hash of its content, so that a retrained checkpoint at
+the same path is played again. A second run that adds one agent plays only the formats of
+its new pairings. The key does not cover the code of the agents: after changing an agent
+(or the engine), use a fresh cache folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .agents import parse_agent_spec
+from .rules import Rules, load_rules
+from .tournament import SEATINGS, Estimate, agent_labels, evaluate
+
+#: The formats of a pairing {A, B}: name -> the four agents at the table in seating 0
+#: (0 stands for A, 1 for B).
+FORMATS: dict[str, tuple[int, int, int, int]] = {
+    "1v3": (0, 1, 1, 1),
+    "3v1": (1, 0, 0, 0),
+    "2v2": (0, 1, 0, 1),
+}
+#: The same format seen from B's side (the matrix row of B against A).
+MIRRORED = {"1v3": "3v1", "3v1": "1v3", "2v2": "2v2"}
+#: Bumped when the cached files change meaning.
+CACHE_VERSION = 1
+#: Two-sided 95% normal quantile (rating intervals).
+Z95 = 1.959964
+
+
+# ---------------------------------------------------------------------- one format of a pairing
+
+
+@dataclass
+class FormatResult:
+    """One duplicate tournament of a pairing: ``a`` over ``b`` per deal set."""
+
+    format: str
+    specs: tuple[str, ...]  # the four agents at the table in seating 0
+    margin: np.ndarray  # per deal set: a's average score per game minus b's
+    a_score: np.ndarray  # per deal set: a's average score per game
+    games: int
+    games_won: float  # share of (game, a-instance, b-instance) where a scored more, ties half
+    cached: bool = False  # read from the cache rather than played
+
+    @property
+    def estimate(self) -> Estimate:
+        return Estimate.of(self.margin)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "agents": list(self.specs),
+            "games": self.games,
+            # Unrounded: a result read from the cache is the result played.
+            "margin_per_deal_set": [float(x) for x in self.margin],
+            "a_score_per_deal_set": [float(x) for x in self.a_score],
+            "games_won_share": float(self.games_won),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], cached: bool = False) -> FormatResult:
+        return cls(
+            d["format"],
+            tuple(d["agents"]),
+            np.asarray(d["margin_per_deal_set"], dtype=np.float64),
+            np.asarray(d["a_score_per_deal_set"], dtype=np.float64),
+            int(d["games"]),
+            float(d["games_won_share"]),
+            cached,
+        )
+
+
+def _format_result(fmt: str, spec_a: str, result: Any) -> FormatResult:
+    """Per-deal-set margins of ``spec_a`` over the other agent from a tournament result
+    (its ``specs`` and ``game_table``: in seating r, agent k sits in seat (k + r) % 4)."""
+    specs = list(result.specs)
+    is_a = np.array([s == spec_a for s in specs])
+    rows = sorted(result.game_table, key=lambda g: g["game"])
+    scores = np.array(
+        [[g["scores"][(k + g["seating"]) % SEATINGS] for k in range(SEATINGS)] for g in rows], dtype=np.float64
+    )  # [G, agent]
+    sets = np.array([g["deal_set"] for g in rows])
+    a_mean = scores[:, is_a].mean(axis=1)
+    b_mean = scores[:, ~is_a].mean(axis=1)
+    order = np.unique(sets)
+    margin = np.array([(a_mean - b_mean)[sets == s].mean() for s in order])
+    a_score = np.array([a_mean[sets == s].mean() for s in order])
+    a_s, b_s = scores[:, is_a], scores[:, ~is_a]
+    won = (a_s[:, :, None] > b_s[:, None, :]) + 0.5 * (a_s[:, :, None] == b_s[:, None, :])
+    return FormatResult(fmt, tuple(specs), margin, a_score, len(rows), float(won.mean()))
+
+
+# ---------------------------------------------------------------------- cache keys
+
+
+def _content_hash(path: Path) -> str:
+    """SHA-256 of a file's bytes, or of a folder's files (relative names and bytes, in
+    name order)."""
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for f in files:
+        if f is not path:
+            digest.update(str(f.relative_to(path)).encode() + b"\0")
+        with f.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def _spec_identity(spec: str) -> dict[str, Any]:
+    """What makes an agent spec play as it does, for cache keys: the registered name and
+    its parameters (in name order), or a checkpoint's path and content hash."""
+    name, params = parse_agent_spec(spec)
+    identity: dict[str, Any] = {"name": name, "params": {k: params[k] for k in sorted(params)}}
+    if Path(name).exists():
+        identity["sha256"] = _content_hash(Path(name))
+    return identity
+
+
+def cache_key(specs: Sequence[str], games: int, seed: int, rules: Rules) -> dict[str, Any]:
+    """The facts that determine a tournament's games (see the module docstring)."""
+    return {
+        "version": CACHE_VERSION,
+        "agents": [_spec_identity(s) for s in specs],
+        "deal_sets": -(-games // SEATINGS),
+        "seed": seed,
+        "rules": rules.to_dict(),
+    }
+
+
+def _key_file(cache_dir: Path, key: dict[str, Any]) -> Path:
+    text = json.dumps(key, sort_keys=True)
+    return cache_dir / f"{hashlib.sha256(text.encode()).hexdigest()[:24]}.json"
+
+
+def _read_cached(path: Path, key: dict[str, Any]) -> FormatResult | None:
+    """The cached result at ``path`` if it is there, readable and for ``key``."""
+    try:
+        d = json.loads(path.read_text())
+        if d.get("key") != json.loads(json.dumps(key)):
+            return None
+        return FormatResult.from_dict(d["result"], cached=True)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_cached(path: Path, key: dict[str, Any], result: FormatResult) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"key": key, "result": result.to_dict()}, indent=1) + "\n")
+    tmp.replace(path)  # atomic: an interrupted run leaves no half-written file behind
+
+
+# ---------------------------------------------------------------------- pairings and ratings
+
+
+@dataclass
+class Pairing:
+    """Agents ``a`` and ``b`` (indices into the league's agents), their three formats."""
+
+    a: int
+    b: int
+    formats: dict[str, FormatResult]  # by format name, seen from a
+
+    @property
+    def combined(self) -> Estimate:
+        """Margin of a over b per game, the formats averaged deal set by deal set."""
+        n = min(len(f.margin) for f in self.formats.values())
+        return Estimate.of(np.mean([f.margin[:n] for f in self.formats.values()], axis=0))
+
+
+@dataclass(frozen=True)
+class Ratings:
+    """Least-squares ratings (points per game, summing to zero) and their fit."""
+
+    rating: np.ndarray  # [K]
+    se: np.ndarray | None  # [K] standard errors, None without the pairings' standard errors
+    chi2: float | None  # weighted sum of squared residuals (None without standard errors)
+    dof: int  # pairings - (agents - 1)
+
+    def ci95(self, k: int) -> tuple[float, float] | None:
+        if self.se is None:
+            return None
+        h = Z95 * float(self.se[k])
+        return (float(self.rating[k]) - h, float(self.rating[k]) + h)
+
+
+def fit_ratings(n_agents: int, margins: Sequence[tuple[int, int, Estimate]]) -> Ratings:
+    """Ratings r (summing to zero) of ``n_agents`` agents from margins (a, b, estimate of
+    a's margin over b): weighted least squares of margin = r_a - r_b, weights 1 / s.e.²
+    (unweighted, and no standard errors, if any margin has none). Every agent must be
+    connected to every other through the pairings.
+
+    >>> from barbu_env.tournament import Estimate
+    >>> e = lambda m: Estimate(m, 10.0, None, 8)
+    >>> fit_ratings(3, [(0, 1, e(100.0)), (1, 2, e(50.0)), (0, 2, e(150.0))]).rating.round(1).tolist()
+    [83.3, -16.7, -66.7]
+    """
+    x = np.zeros((len(margins), n_agents))
+    y = np.array([m.mean for _, _, m in margins], dtype=np.float64)
+    for row, (a, b, _) in enumerate(margins):
+        x[row, a], x[row, b] = 1.0, -1.0
+    ses = [m.se for _, _, m in margins]
+    weighted = bool(margins) and all(s is not None and s > 0 for s in ses)
+    w = np.array([1.0 / s**2 for s in ses]) if weighted else np.ones(len(margins))
+    laplacian = x.T @ (w[:, None] * x)
+    if n_agents > 1 and np.linalg.matrix_rank(laplacian) < n_agents - 1:
+        raise ValueError("the pairings do not connect every agent with every other: no common rating scale")
+    cov = np.linalg.pinv(laplacian)  # the minimum-norm solution: ratings orthogonal to the ones, summing to zero
+    rating = cov @ (x.T @ (w * y))
+    rating -= rating.mean()  # exact zero sum despite rounding
+    dof = len(margins) - (n_agents - 1)
+    if not weighted:
+        return Ratings(rating, None, None, dof)
+    residual = y - x @ rating
+    chi2 = float((w * residual**2).sum())
+    inflate = max(1.0, chi2 / dof) if dof > 0 else 1.0
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None) * inflate)
+    return Ratings(rating, se, chi2, dof)
+
+
+# ---------------------------------------------------------------------- the league
+
+
+@dataclass
+class LeagueResult:
+    """What ``run_league`` found; ``to_json`` for files, ``format_league`` for people,
+    ``plot_league`` for a heatmap."""
+
+    specs: list[str]
+    labels: list[str]
+    games: int  # per format, rounded up to whole deal sets
+    seed: int
+    rules: Rules
+    rules_name: str
+    pairings: list[Pairing]
+    ratings: Ratings
+    played: int  # formats played in this run
+    cached: int  # formats read from the cache
+
+    def pairing(self, i: int, j: int) -> tuple[Pairing, int]:
+        """The pairing of agents i and j, and +1 if it is seen from i (-1 from j)."""
+        for p in self.pairings:
+            if (p.a, p.b) == (i, j):
+                return p, 1
+            if (p.a, p.b) == (j, i):
+                return p, -1
+        raise KeyError((i, j))
+
+    def margin(self, i: int, j: int, fmt: str | None = None) -> Estimate:
+        """Agent i's margin over agent j per game: in format ``fmt`` seen from i (``1v3``:
+        i alone against three js), or combined (None)."""
+        p, sign = self.pairing(i, j)
+        if fmt is None:
+            e = p.combined
+        else:
+            e = p.formats[fmt if sign > 0 else MIRRORED[fmt]].estimate
+        if sign > 0:
+            return e
+        return Estimate(-e.mean, e.se, None if e.ci95 is None else (-e.ci95[1], -e.ci95[0]), e.n)
+
+    def matrix(self, fmt: str | None = None) -> np.ndarray:
+        """[K, K] margins of row over column per game (NaN on the diagonal)."""
+        k = len(self.specs)
+        m = np.full((k, k), np.nan)
+        for i in range(k):
+            for j in range(k):
+                if i != j:
+                    m[i, j] = self.margin(i, j, fmt).mean
+        return m
+
+    def order(self) -> list[int]:
+        """Agents by rating, best first."""
+        return sorted(range(len(self.specs)), key=lambda k: -self.ratings.rating[k])
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.ratings
+        return {
+            "league": {
+                "agents": self.specs,
+                "labels": self.labels,
+                "games_per_format": self.games,
+                "deal_sets": self.games // SEATINGS,
+                "seed": self.seed,
+                "rules_name": self.rules_name,
+                "rules": self.rules.to_dict(),
+                "formats": {name: [("A", "B")[x] for x in table] for name, table in FORMATS.items()},
+                "margin": "per game, the row agent's average score minus the column agent's",
+                "rating": "weighted least squares of combined margins: margin(A, B) = r_A - r_B, sum of r = 0",
+            },
+            "ratings": [
+                {
+                    "label": self.labels[k],
+                    "spec": self.specs[k],
+                    "rating": round(float(r.rating[k]), 4),
+                    "se": None if r.se is None else round(float(r.se[k]), 4),
+                    "ci95": None if r.ci95(k) is None else [round(x, 4) for x in r.ci95(k)],
+                }
+                for k in self.order()
+            ],
+            "fit": {"chi2": None if r.chi2 is None else round(r.chi2, 4), "dof": r.dof},
+            "matrix": {
+                self.labels[i]: {
+                    self.labels[j]: {
+                        "combined": self.margin(i, j).to_dict(),
+                        **{f: self.margin(i, j, f).to_dict() for f in FORMATS},
+                    }
+                    for j in range(len(self.specs))
+                    if j != i
+                }
+                for i in range(len(self.specs))
+            },
+            "pairings": [
+                {
+                    "a": self.labels[p.a],
+                    "b": self.labels[p.b],
+                    "formats": {name: f.to_dict() for name, f in p.formats.items()},
+                }
+                for p in self.pairings
+            ],
+            "run": {"formats_played": self.played, "formats_cached": self.cached},
+        }
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        """JSON text (indented); written to ``path`` if given."""
+        text = json.dumps(self.to_dict(), indent=1) + "\n"
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+
+def run_league(
+    specs: Sequence[str],
+    games: int,
+    seed: int = 0,
+    rules: Rules | str | dict | None = None,
+    cache_dir: str | Path | None = None,
+    workers: int | None = None,
+    progress: bool = False,
+    evaluate_fn: Callable[..., Any] = evaluate,
+) -> LeagueResult:
+    """Play every pairing of ``specs`` (two or more distinct agent specs: registered names
+    with parameters, or checkpoint paths) in the three formats, ``games`` games each
+    (rounded up to a multiple of 4), reading and writing ``cache_dir`` when given, and
+    fit the ratings. ``workers`` and ``progress`` go to each tournament.
+    ``evaluate_fn``: the tournament runner (``tournament.evaluate``; tests pass a
+    counting one)."""
+    from tqdm import tqdm
+
+    specs = list(specs)
+    if len(specs) < 2:
+        raise ValueError(f"a league needs at least two agents, got {specs}")
+    if len(set(specs)) != len(specs):
+        raise ValueError(f"agents are listed more than once: {specs}")
+    if games < 1:
+        raise ValueError(f"games must be at least 1, not {games}")
+    rules_name = rules if isinstance(rules, str) else ("standard" if rules is None else "custom")
+    rules_obj = load_rules(rules)
+    labels, _ = agent_labels(specs)
+    cache = Path(cache_dir) if cache_dir is not None else None
+    pairs = [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
+    played = cached = 0
+    pairings = []
+    with tqdm(
+        total=len(pairs) * len(FORMATS), unit="format", disable=not progress, dynamic_ncols=True, desc="league"
+    ) as bar:
+        for i, j in pairs:
+            # The pair in a fixed order (by spec), so that listing the agents in another order reuses the cache.
+            a, b = (i, j) if specs[i] <= specs[j] else (j, i)
+            formats = {}
+            for name, table in FORMATS.items():
+                table_specs = [(specs[a], specs[b])[x] for x in table]
+                key = cache_key(table_specs, games, seed, rules_obj)
+                path = _key_file(cache, key) if cache is not None else None
+                result = _read_cached(path, key) if path is not None else None
+                if result is None:
+                    bar.set_postfix_str(f"{labels[a]} vs {labels[b]} {name}")
+                    t = evaluate_fn(
+                        table_specs, games=games, seed=seed, rules=rules_obj, workers=workers, progress=progress
+                    )
+                    result = _format_result(name, specs[a], t)
+                    played += 1
+                    if path is not None:
+                        _write_cached(path, key, result)
+                else:
+                    cached += 1
+                formats[name] = result
+                bar.update(1)
+            pairings.append(Pairing(a, b, formats))
+    ratings = fit_ratings(len(specs), [(p.a, p.b, p.combined) for p in pairings])
+    n_games = -(-games // SEATINGS) * SEATINGS
+    return LeagueResult(specs, labels, n_games, seed, rules_obj, rules_name, pairings, ratings, played, cached)
+
+
+# ---------------------------------------------------------------------- text
+
+
+def _cell(e: Estimate) -> str:
+    if e.ci95 is None:
+        return f"{e.mean:+.0f}"
+    return f"{e.mean:+.0f}±{(e.ci95[1] - e.ci95[0]) / 2:.0f}"
+
+
+def format_league(result: LeagueResult) -> str:
+    """The ratings, then the matrix of combined margins (row over column, ± half the 95%
+    interval), then each pairing's three formats."""
+    r = result
+    order = r.order()
+    width = max(10, *(len(x) for x in r.labels)) + 2
+    lines = [
+        f"League: {len(r.specs)} agents, {len(r.pairings)} pairings x {len(FORMATS)} formats "
+        f"(1v3, 3v1, 2v2 as A,B,A,B) x {r.games} games "
+        f"= {r.games // SEATINGS} deal set{'s' if r.games > SEATINGS else ''} each; "
+        f"rules {r.rules_name}; seed {r.seed}",
+        f"{r.played} formats played, {r.cached} read from the cache",
+        "",
+        "Ratings: points per game, least squares on the pairings' margins (sum zero); 95% interval",
+        f"{'agent':<{width}}{'rating':>9}  {'95% CI':<20}",
+    ]
+    for k in order:
+        ci = r.ratings.ci95(k)
+        ci_text = "" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
+        lines.append(f"{r.labels[k]:<{width}}{r.ratings.rating[k]:+9.1f}  {ci_text:<20}")
+    if r.ratings.chi2 is not None and r.ratings.dof > 0:
+        widened = r.ratings.chi2 > r.ratings.dof
+        lines.append(
+            f"  fit: chi2 {r.ratings.chi2:.1f} on {r.ratings.dof} degrees of freedom"
+            + ("; the margins are less additive than their s.e. allow: intervals widened to match" if widened else "")
+        )
+    cw = max(12, width)
+    lines += [
+        "",
+        "Margin per game of row over column, all formats (± half the 95% interval over deal sets)",
+        f"{'':<{width}}" + "".join(f"{r.labels[k]:>{cw}}" for k in order),
+    ]
+    for i in order:
+        cells = ["-" if i == j else _cell(r.margin(i, j)) for j in order]
+        lines.append(f"{r.labels[i]:<{width}}" + "".join(f"{c:>{cw}}" for c in cells))
+    pw = max(len(f"{r.labels[p.a]} vs {r.labels[p.b]}") for p in r.pairings) + 2
+    lines += [
+        "",
+        "Per format: A's margin over B per game (1v3: A alone against three Bs; 3v1: three As; 2v2: A,B,A,B)",
+        f"{'A vs B':<{pw}}" + "".join(f"{f:>14}" for f in FORMATS) + f"{'combined':>14}{'A games won':>13}",
+    ]
+    for p in sorted(r.pairings, key=lambda p: (order.index(p.a), order.index(p.b))):
+        i, j = (p.a, p.b) if order.index(p.a) < order.index(p.b) else (p.b, p.a)
+        won = np.mean([f.games_won if i == p.a else 1.0 - f.games_won for f in p.formats.values()])
+        lines.append(
+            f"{r.labels[i] + ' vs ' + r.labels[j]:<{pw}}"
+            + "".join(f"{_cell(r.margin(i, j, f)):>14}" for f in FORMATS)
+            + f"{_cell(r.margin(i, j)):>14}{won:>13.1%}"
+        )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- plot
+
+
+def plot_league(result: LeagueResult, path: str | Path) -> Path:
+    """A heatmap of the combined margins (row over column, agents by rating, best at the
+    top), each cell written with its mean and ± half its 95% interval, the ratings in the
+    row labels; saved as PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    r = result
+    order = r.order()
+    k = len(order)
+    m = r.matrix()[np.ix_(order, order)]
+    finite = np.abs(m[np.isfinite(m)])
+    scale = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    size = 1.2 + 1.1 * k
+    fig, ax = plt.subplots(figsize=(size + 1.5, size), layout="constrained")
+    image = ax.imshow(np.ma.masked_invalid(m), cmap="RdBu", vmin=-scale, vmax=scale)
+    for a in range(k):
+        for b in range(k):
+            if a == b:
+                ax.text(b, a, "-", ha="center", va="center", color="0.4")
+                continue
+            e = r.margin(order[a], order[b])
+            dark = abs(e.mean) > 0.6 * scale
+            ax.text(b, a, _cell(e), ha="center", va="center", fontsize=9, color="white" if dark else "black")
+    ax.set_xticks(range(k), [r.labels[i] for i in order], rotation=30, ha="right")
+    ax.set_yticks(range(k), [f"{r.labels[i]} ({r.ratings.rating[i]:+.0f})" for i in order])
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("agent (rating, points per game)")
+    ax.set_title(f"League: margin per game of row over column\n{r.games} games per format x 3 formats, seed {r.seed}")
+    fig.colorbar(image, ax=ax, label="points per game", shrink=0.8)
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

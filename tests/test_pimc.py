@@ -1,0 +1,113 @@
+"""The ``pimc`` search agent: legal and deterministic everywhere, its rollouts play the
+hand as the environment does, its parameters from keywords and from the command line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_oracle import RULESETS
+
+import barbu_env
+from barbu_env.actions import AGENTS
+from barbu_env.agents import act_rows, make_agent, parse_agent_spec, split_agent_specs
+from barbu_env.agents.pimc import PimcAgent, rollout_values
+from barbu_env.constants import Phase
+from barbu_env.observation import decode
+from barbu_env.position import Positions
+from barbu_env.vector import VectorBarbu
+
+
+def random_positions(rules, games: int, every: int, seed: int):
+    """Observations and masks of the seat to act at every ``every``-th decision of random
+    games on the batched engine (forced decisions included)."""
+    vec = VectorBarbu(games, rules=rules, seed=seed)
+    obs, masks, _ = vec.reset()
+    rng = np.random.default_rng(seed)
+    out_obs, out_masks = [], []
+    for t in range(1600):
+        if t % every == 0 or t < 12:  # the first hand's declaration and doubling turns too
+            out_obs.append(obs.copy())
+            out_masks.append(masks.copy())
+        picks = [rng.choice(np.flatnonzero(m)) for m in masks]
+        obs, masks, *_ = vec.step(np.array(picks))
+    return np.concatenate(out_obs), np.concatenate(out_masks)
+
+
+@pytest.mark.parametrize("name", list(RULESETS))
+def test_pimc_takes_only_legal_actions_and_is_deterministic_for_a_seed(name):
+    rules = RULESETS[name]
+    obs, masks = random_positions(rules, games=3, every=97, seed=len(name))
+    assert (masks.sum(axis=1) == 1).any() and (masks.sum(axis=1) > 1).any()
+    phases = {Phase(int(p)) for p in decode(obs)["phase"].argmax(axis=1)}
+    assert {Phase.DECLARE, Phase.DOUBLE, Phase.TRICKS} <= phases
+    agents = [PimcAgent(seed=5, rules=rules, worlds=2) for _ in range(len(obs))]
+    first = act_rows(agents, obs, masks)
+    assert masks[np.arange(len(obs)), first].all()
+    again = act_rows([PimcAgent(seed=5, rules=rules, worlds=2) for _ in range(len(obs))], obs, masks)
+    assert (first == again).all()
+
+
+def test_a_rollout_plays_the_hand_as_the_environment_with_the_same_policy():
+    rules = barbu_env.rules.load_rules("standard")
+    heuristic = make_agent("heuristic", rules=rules)
+    for seed in range(3):
+        env = barbu_env.env(rules=rules)
+        env.reset(seed=seed)
+        game = env.unwrapped.game
+        rng = np.random.default_rng(seed)
+        for _ in range(int(rng.integers(0, 40))):  # somewhere in the first hand
+            env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+        me = game.current_player
+        position = Positions.from_state(game)
+        first = int(rng.choice(game.legal_actions()))
+        value = rollout_values(position, np.array([first]), rules, heuristic, observer=me)
+        env.step(first)
+        while env.unwrapped.game.hand_number == 0:
+            agent = env.agent_selection
+            env.step(heuristic.act(env.observe(agent), agent))
+        assert value[0] == game.results[0].settled[me]
+        assert value.decisions > 0
+
+
+def test_pimc_parameters_from_keywords_and_from_a_spec():
+    a = make_agent("pimc", seed=1, worlds=3, rollout="random", baseline=False)
+    b = make_agent("pimc:worlds=3,rollout=random,baseline=false", seed=1)
+    assert (a.worlds, a.rollout, a.baseline) == (b.worlds, b.rollout, b.baseline) == (3, "random", False)
+    assert split_agent_specs("pimc:worlds=32,time_limit=0.5,heuristic,random,heuristic") == [
+        "pimc:worlds=32,time_limit=0.5",
+        "heuristic",
+        "random",
+        "heuristic",
+    ]
+    assert parse_agent_spec("heuristic") == ("heuristic", {})
+    with pytest.raises(ValueError, match="has no parameter wrolds .*takes: worlds, rollout, time_limit, baseline"):
+        make_agent("pimc:wrolds=3")
+    with pytest.raises(ValueError, match="has no parameter depth"):
+        make_agent("heuristic:depth=2")
+    with pytest.raises(ValueError, match="key=value"):
+        make_agent("pimc:32")
+    with pytest.raises(ValueError, match="worlds must be a positive int"):
+        make_agent("pimc:worlds=0")
+    with pytest.raises(ValueError, match="rollout must be another agent"):
+        make_agent("pimc:rollout=pimc")
+
+
+def test_a_time_limit_stops_the_search_early_and_still_answers_legally():
+    obs, masks = random_positions("standard", games=2, every=53, seed=9)
+    rows = np.flatnonzero(masks.sum(axis=1) > 1)[:4]
+    hurried, patient = PimcAgent(seed=0, worlds=64, time_limit=1e-6), PimcAgent(seed=0, worlds=64)
+    actions = hurried.act_batch(obs[rows], masks[rows])
+    assert masks[rows, actions].all()
+    patient.act_batch(obs[rows], masks[rows])
+    # one round of 8 worlds, not 64
+    assert hurried.rollout_decisions * 8 == pytest.approx(patient.rollout_decisions, rel=0.3)
+
+
+def test_pimc_plays_whole_games_in_the_environment():
+    env = barbu_env.env(rules="classic")
+    env.reset(seed=2)
+    agents = {a: make_agent("pimc:worlds=2", seed=i, rules="classic") for i, a in enumerate(AGENTS)}
+    while env.unwrapped.game.hand_number < 2:
+        agent = env.agent_selection
+        env.step(agents[agent].act(env.observe(agent), agent))
+    assert len(env.unwrapped.game.results) == 2
