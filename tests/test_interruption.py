@@ -67,7 +67,7 @@ def test_ctrl_c_saves_the_last_whole_iteration_and_exits_with_one_line(tmp_path)
     latest = tmp_path / "cc" / "checkpoints" / "latest.pt"
     seen = _wait_for_checkpoint(proc, latest)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=STARTUP_SECONDS)  # a hang guard: the iteration under way ends first
     assert proc.returncode == 130, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     saved = load_checkpoint(latest)[1]
