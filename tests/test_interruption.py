@@ -42,7 +42,15 @@ def _start(tmp_path: Path, *flags: str) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    """In the child, before the trainer starts: Ctrl-C's default action. A shell starts
+    background commands (``.ci/run &``) with SIGINT ignored, and an ignored signal stays
+    ignored across exec, so without this the trainer under test would never see Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for_checkpoint(proc: subprocess.Popen, path: Path, iterations: int = 1) -> int:
