@@ -167,9 +167,7 @@ class VectorBarbu:
         preset, n_preset = self._parse_deals(deals)  # errors before anything changes
         first = self._parse_first(first_declarers)
         if seed is not None or not self._seeded:
-            seed = self._seed if seed is None else seed
-            self._cards[:, K.K_RNG] = np.random.SeedSequence(seed).generate_state(self.num_games, dtype=np.uint64)
-            self._seeded = True
+            self._seed_streams(self._seed if seed is None else seed)
         self._preset[:] = preset
         K.reset_games(
             self._ints,
@@ -237,8 +235,7 @@ class VectorBarbu:
         if len(slots) and (slots.min() < 0 or slots.max() >= self.num_games or len(set(slots.tolist())) < len(slots)):
             raise ValueError(f"slots must be distinct, in 0..{self.num_games - 1}")
         if not self._seeded:
-            self._cards[:, K.K_RNG] = np.random.SeedSequence(self._seed).generate_state(self.num_games, dtype=np.uint64)
-            self._seeded = True
+            self._seed_streams(self._seed)
         K.load_games(
             self._ints,
             self._cards,
@@ -290,6 +287,11 @@ class VectorBarbu:
         return self._ints[:, K.F_HAND].copy()
 
     # ------------------------------------------------------------------ helpers
+
+    def _seed_streams(self, seed: int | None) -> None:
+        """One splitmix64 stream per slot from ``SeedSequence(seed)`` (see the module docstring)."""
+        self._cards[:, K.K_RNG] = np.random.SeedSequence(seed).generate_state(self.num_games, dtype=np.uint64)
+        self._seeded = True
 
     def _out(self, a: np.ndarray) -> np.ndarray:
         return a.copy() if self.copy else a
