@@ -98,7 +98,7 @@ F_PHASE = 0  # Phase
 F_CUR = 1  # seat to act; -1 once the game is over
 F_DECLARER = 2  # seat declaring this hand
 F_FIRST = 3  # seat declaring hand 0
-F_HAND = 4  # hand number 0..27, 28 once the game is over
+F_HAND = 4  # hand number 0..27; once the game is over, the hands played (28, or the episode's hands)
 F_CONTRACT = 5  # Contract, -1 before the declaration
 F_TRUMP = 6  # trump suit or -1
 F_RANK = 7  # Domino starting rank or -1
@@ -136,7 +136,10 @@ F_REC_RAW = 86  # +4: raw scores
 F_REC_SETTLED = 90  # +4: settled scores
 F_REC_WON = 94  # +4: tricks won
 F_REC_OUT = 98  # +4: Domino finishing order (F_REC_NOUT entries)
-NUM_INT_FIELDS = 102
+# The episode: the game ends when F_HAND reaches a multiple of this (constants.EPISODE_HANDS: 28, 7
+# or 1); a property of the slot, like its random stream: kept by new games and loaded positions.
+F_EPISODE = 102
+NUM_INT_FIELDS = 103
 
 # Per-game card words: cards[i, K_*] (uint64).
 K_DEALT = 0  # +4: the four hands as dealt this hand
@@ -848,7 +851,8 @@ def _apply_domino(g, c, preset, rp, rewards, i, action):
 @_kernel
 def _finish_hand(g, c, preset, rp, rewards, i):
     """Settle the hand from the raw scores in F_POINTS (docs/rules.md#settlement) into ``rewards[i]``
-    and its record (``F_REC_*``, ``K_REC_DEALT``); start the next hand, or end the game (returns 2)."""
+    and its record (``F_REC_*``, ``K_REC_DEALT``); start the next hand, or end the game (returns 2)
+    after hand 28 or the last hand of the episode (F_HAND a multiple of F_EPISODE)."""
     _record_hand(g, c, i)
     for p in range(4):
         # For each pair at level k (1 double, 2 redoubled): p gets k * (raw_p - raw_q).
@@ -862,7 +866,7 @@ def _finish_hand(g, c, preset, rp, rewards, i):
         g[i, F_REC_SETTLED + p] = settled
         g[i, F_SCORES + p] += settled
     g[i, F_HAND] += 1
-    if g[i, F_HAND] == 28:
+    if g[i, F_HAND] == NUM_HANDS or g[i, F_HAND] % g[i, F_EPISODE] == 0:
         g[i, F_PHASE] = GAME_OVER
         g[i, F_CUR] = -1
         g[i, F_DIRTY] = 0xF
@@ -1034,15 +1038,17 @@ def reset_games(g, c, hb, hb64, preset, rp, n_preset, first, obs, o64, mask, sea
 @_kernel
 def load_games(g, c, hb, hb64, preset, rp, slots, ints, cards, deals, obs, o64, mask, seat):
     """Position k (``ints[k]``, ``cards[k]``, its deals ``deals[k]``) into slot ``slots[k]``,
-    which keeps its random stream; write the slot's decision."""
+    which keeps its random stream and its episode length; write the slot's decision."""
     for k in range(slots.shape[0]):
         i = slots[k]
         rng = c[i, K_RNG]
+        episode = g[i, F_EPISODE]
         for f in range(g.shape[1]):
             g[i, f] = ints[k, f]
         for f in range(c.shape[1]):
             c[i, f] = cards[k, f]
         c[i, K_RNG] = rng
+        g[i, F_EPISODE] = episode
         for h in range(NUM_HANDS):
             for p in range(4):
                 preset[i, h, p] = deals[k, h, p]
@@ -1071,7 +1077,8 @@ def step_games(
     g, c, hb, hb64, preset, rp, actions, obs, o64, mask, seat, rewards, dones, hand_over, final_scores, lengths
 ):
     """Apply every game's action and write every slot's next decision; a finished game
-    is reset at once (dealt from its slot's stream, first declarer drawn).
+    (its episode's last hand settled) is reset at once (dealt from its slot's stream, first
+    declarer drawn).
 
     Every action is checked first: if one is illegal nothing is applied and the index
     of the first such game is returned; else -1."""
@@ -1120,9 +1127,11 @@ def _cache_legal(g, c, rp, i):
 
 
 @_kernel
-def game_new(g, c, preset, rp, first):
-    """A new game in row 0 with ``first`` declarer, every hand dealt from ``preset[0]``.
-    Returns the seat to act and its legal set (two words)."""
+def game_new(g, c, preset, rp, first, episode):
+    """A new game in row 0 with ``first`` declarer, every hand dealt from ``preset[0]``,
+    ending after ``episode`` hands (``F_EPISODE``). Returns the seat to act and its legal
+    set (two words)."""
+    g[0, F_EPISODE] = episode
     _new_game(g, c, preset, rp, 0, NUM_HANDS, first)
     _cache_legal(g, c, rp, 0)
     return g[0, F_CUR], c[0, K_LEGAL_LO], c[0, K_LEGAL_HI]

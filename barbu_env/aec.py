@@ -6,7 +6,9 @@ Agents               ``player_0`` ... ``player_3`` (seats 0-3, play passes left:
 Action space         ``Discrete(85)`` for every agent
 Observation space    ``Dict(observation=Box(1132,) float32, action_mask=Box(85,) int8)``
 State space          ``Box(1288,) float32`` (``env.state()``, perfect information)
-Game length          28 hands, about 1,600 decisions
+Episode              one game: 28 hands, about 1,600 decisions (``episode="game"``);
+                     ``"round"``: its first 7 hands (about 400); ``"hand"``: its
+                     first hand (about 57)
 ===================  =============================================================
 
 A game is 28 hands. The declarer of each hand picks one of the seven contracts they have
@@ -18,13 +20,39 @@ switches are in docs/rules.md; ``barbu_env.rules.Rules`` lists the switches and
 
 Arguments
 ---------
-``env(rules=None, render_mode=None)``: ``rules`` is a preset name (``"standard"``,
+``env(rules=None, render_mode=None, episode="game")``: ``rules`` is a preset name (``"standard"``,
 ``"classic"``, ``"rotating"``, ``"declarer_only"``), a path to a rules YAML file, a mapping
 of switches, or a ``Rules``; ``render_mode`` is ``"ansi"`` (``render()`` returns a string),
 ``"human"`` (prints it) or ``"rgb_array"`` (``render()`` returns the table as a picture,
 ``uint8[640, 960, 3]``, every hand face up, seat 0 at the bottom: ``barbu_env.frames``).
-``env()`` wraps ``raw_env`` in PettingZoo's ``OrderEnforcingWrapper`` only: an illegal
-action already raises.
+``episode`` is the episode length (below). ``env()`` wraps ``raw_env`` in PettingZoo's
+``OrderEnforcingWrapper`` only: an illegal action already raises.
+
+Episodes
+--------
+``episode`` chooses how much of a game an episode is (``barbu_env.constants.EPISODE_HANDS``;
+docs/rules.md#episodes):
+
+- ``"game"`` (the default): the whole game, 28 hands.
+- ``"round"``: the first seven hands. Under the default rotation (``seven_in_a_row``)
+  they are the first declarer's seven hands, each contract once; under ``rotation:
+  every_hand`` they are seven hands of declarers taking turns (the first declarer and
+  the next two declare twice, the fourth seat once).
+- ``"hand"``: the first hand: the declarer's choice of contract, doubling, play and
+  settlement.
+
+An episode is the start of the whole game: with the same seed (or ``deals`` and
+``first_declarer``) and the same actions, every observation, action mask, reward and
+info up to its end is exactly the whole game's, and the rules that span hands apply as
+far as the episode reaches. Contracts already declared stay used. The doubling
+obligation counts the declarer's seven hands as in the whole game: it binds only when
+the declarer has no more hands left than the doubles owed, so a ``"hand"`` episode
+never forces a double (unless ``min_declarer_doubles`` is 7), while in a ``"round"``
+episode under the default rotation a player who has not yet doubled the declarer must
+in its sixth and seventh hands (with the default ``min_declarer_doubles`` of 2). The
+observation does not change: it still numbers the hands of 28 and lists every contract
+not yet declared. The episode ends (``terminations``, not ``truncations``) when its
+last hand is settled; the sum of an agent's rewards is its score over the hands played.
 
 Actions
 -------
@@ -124,11 +152,14 @@ Malformed deals raise ``DealError`` (a ``ValueError``).
 
 Termination
 -----------
-All four agents terminate together after hand 28. There is no truncation.
+All four agents terminate together after hand 28, or after the last hand of a shorter
+episode (``episode``); the final observation's phase is ``game_over``. There is no
+truncation.
 
 Version history
 ---------------
 * v0: first release.
+* v0, the ``episode`` argument (``"game"``, the default, is the game as before).
 * v0, observation layout 2 (``barbu_env.observation.OBS_LAYOUT``): the ``excluded`` slice
   (1132 values, was 924). Networks trained on layout 1 are refused when loaded.
 """
@@ -144,7 +175,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from .actions import AGENTS, NUM_ACTIONS, mask_array
-from .engine import NUM_PLAYERS, BarbuState, DealError, IllegalActionError
+from .engine import NUM_PLAYERS, BarbuState, DealError, IllegalActionError, episode_hands
 from .observation import OBS_HIGH, OBS_LOW, STATE_HIGH, STATE_LOW
 from .render import render_state
 from .rules import Rules, load_rules
@@ -201,10 +232,12 @@ class raw_env(AECEnv):
         "render_fps": 2,
     }
 
-    def __init__(self, rules: Rules | str | dict | None = None, render_mode: str | None = None):
+    def __init__(self, rules: Rules | str | dict | None = None, render_mode: str | None = None, episode: str = "game"):
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, not {render_mode!r}")
+        episode_hands(episode)  # an unknown mode fails here, not at reset
+        self.episode = episode
         self.rules = load_rules(rules)
         self.render_mode = render_mode
         self.possible_agents = list(AGENTS)
@@ -235,7 +268,11 @@ class raw_env(AECEnv):
         options = options or {}  # other keys are ignored, as PettingZoo's api_test expects
         rng = np.random.default_rng(seed)
         self.game = BarbuState.new_game(
-            self.rules, rng, first_declarer=options.get("first_declarer"), deals=options.get("deals")
+            self.rules,
+            rng,
+            first_declarer=options.get("first_declarer"),
+            deals=options.get("deals"),
+            episode=self.episode,
         )
         self.agents = list(AGENTS)
         self.rewards = {a: 0 for a in AGENTS}

@@ -5,7 +5,8 @@ command                                         what it does
 ==============================================  ===============================================
 ``barbu eval --agents A,B,C,D --games N``       duplicate tournament (``barbu_env/tournament.py``):
 ``[--seed S] [--rules R] [--out F.json]``       prints a table, writes JSON, a plot, game
-``[--plot F.png] [--records DIR]``              records
+``[--plot F.png] [--records DIR]``              records; trained policies compute on
+``[--device D]``                                ``--device`` (cpu by default; league too)
 ``barbu league --agents A,B,C,... --games N``   every pair of agents in duplicate, three table
 ``[--seed S] [--rules R] [--cache DIR]``        formats each (``barbu_env/league.py``): margin
 ``[--out F.json] [--plot F.png]``               matrix, ratings, JSON, heatmap; cached per
@@ -73,15 +74,50 @@ def _add_eval(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar="W",
         help="worker processes (default: one per CPU; 1 plays in this process)",
     )
+    _add_device(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
+
+
+#: Where trained policies compute unless told otherwise: the tournament's workers are
+#: processes sharing the cores, its batches are small (a job's games, step by step), and
+#: the results do not depend on a GPU's arithmetic.
+DEFAULT_DEVICE = "cpu"
+
+
+def _add_device(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--device",
+        default=DEFAULT_DEVICE,
+        metavar="DEVICE",
+        help="where trained policies compute (checkpoint agents, and pimc's rollout policy when it is one): "
+        "cpu (default: worker processes share the cores, batches are small, results do not depend on the GPU), "
+        "auto, cuda, cuda:N or mps; any other device than cpu plays in this process (--workers 1)",
+    )
+
+
+def _on_device(specs: list[str], device: str, workers: int | None) -> tuple[list[str], int | None]:
+    """The agent specs with ``device`` given to every agent that takes one (what a spec
+    says itself wins), and the worker processes. A device other than the CPU plays in this
+    process: CUDA cannot be used in workers forked after it started here (and the
+    tournament builds agents with parameters here first, to check them)."""
+    from barbu_env.agents.registry import agent_takes, spec_with
+
+    if device == DEFAULT_DEVICE:  # the loaders' own default: the specs stay as written
+        return specs, workers
+    placed = [spec_with(s, "device", device) if agent_takes(s, "device") else s for s in specs]
+    if placed == specs:
+        return specs, workers
+    if workers not in (None, 1):
+        raise ValueError(f"--device {device} plays in this process: leave out --workers {workers} (or give 1)")
+    return placed, 1
 
 
 def _run_eval(args: argparse.Namespace) -> int:
     from barbu_env.agents import split_agent_specs
     from barbu_env.tournament import evaluate, format_table, plot_results
 
-    agents = split_agent_specs(args.agents)
+    agents, workers = _on_device(split_agent_specs(args.agents), args.device, args.workers)
     if args.record_games is not None and args.records is None:
         raise ValueError("--record-games needs --records DIR")
     result = evaluate(
@@ -89,7 +125,7 @@ def _run_eval(args: argparse.Namespace) -> int:
         games=args.games,
         seed=args.seed,
         rules=args.rules,
-        workers=args.workers,
+        workers=workers,
         progress=not args.no_progress,
         records_dir=args.records,
         record_games=args.record_games,
@@ -150,6 +186,7 @@ def _add_league(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar="W",
         help="worker processes per tournament (default: one per CPU; 1 plays in this process)",
     )
+    _add_device(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
 
@@ -158,13 +195,14 @@ def _run_league(args: argparse.Namespace) -> int:
     from barbu_env.agents import split_agent_specs
     from barbu_env.league import format_league, plot_league, run_league
 
+    agents, workers = _on_device(split_agent_specs(args.agents), args.device, args.workers)
     result = run_league(
-        split_agent_specs(args.agents),
+        agents,
         games=args.games,
         seed=args.seed,
         rules=args.rules,
         cache_dir=None if args.no_cache else args.cache,
-        workers=args.workers,
+        workers=workers,
         progress=not args.no_progress,
     )
     print(format_league(result))

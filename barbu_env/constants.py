@@ -9,11 +9,17 @@ build on it, and ``barbu_env.engine`` re-exports every name here.
 from __future__ import annotations
 
 import enum
+from types import MappingProxyType
 
 NUM_PLAYERS = 4
 NUM_HANDS = 28
 HANDS_PER_DECLARER = 7
 CARDS_PER_HAND = 13
+
+#: The episode lengths the environments offer (their ``episode`` argument), each a prefix of
+#: the game: the whole game, the first seven hands (one declarer's seven under the default
+#: rotation), the first hand. Mode name -> hands played (docs/rules.md#episodes).
+EPISODE_HANDS = MappingProxyType({"game": NUM_HANDS, "round": HANDS_PER_DECLARER, "hand": 1})
 
 #: The agent name of each seat, as the environments name them: ``AGENTS[seat]``.
 AGENTS = tuple(f"player_{seat}" for seat in range(NUM_PLAYERS))
@@ -38,7 +44,7 @@ class Phase(enum.IntEnum):
     DOUBLE = 3  # the doubling turns
     TRICKS = 4  # trick play (every contract but Domino)
     DOMINO = 5  # Domino play
-    GAME_OVER = 6  # after hand 28
+    GAME_OVER = 6  # after hand 28 (or the last hand of a shorter episode)
 
 
 NUM_CONTRACTS = len(Contract)
@@ -49,6 +55,7 @@ __all__ = [
     "AGENTS",
     "CARDS_PER_HAND",
     "CONTRACT_NAMES",
+    "EPISODE_HANDS",
     "HANDS_PER_DECLARER",
     "NUM_CONTRACTS",
     "NUM_HANDS",

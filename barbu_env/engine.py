@@ -1,12 +1,13 @@
 """The Barbu game engine: the rules of docs/rules.md, with no RL framework in sight.
 
-``BarbuState`` is the whole game (28 hands). It is mutable and advanced only through
-``apply_action``; ``legal_mask`` / ``legal_actions`` give the actions of the seat to act
-(``current_player``). Seats are ints 0-3 (left of seat s is s+1 mod 4), cards are ints
-0-51 and a set of cards is a 52-bit int (``cards.py``). Legality is bit operations on
-those ints. Randomness (deals, the first declarer) comes from one explicit
-``numpy.random.Generator``. The engine never calls an agent and never prints.
-A state's text is ``str(state)``, ``barbu_env.render.render_state(state)``.
+``BarbuState`` is the whole game (28 hands), or a prefix of it (``episode``: the first
+seven hands, or the first hand; ``EPISODE_HANDS``, docs/rules.md#episodes). It is
+mutable and advanced only through ``apply_action``; ``legal_mask`` / ``legal_actions``
+give the actions of the seat to act (``current_player``). Seats are ints 0-3 (left of
+seat s is s+1 mod 4), cards are ints 0-51 and a set of cards is a 52-bit int
+(``cards.py``). Legality is bit operations on those ints. Randomness (deals, the first
+declarer) comes from one explicit ``numpy.random.Generator``. The engine never calls an
+agent and never prints. A state's text is ``str(state)``, ``barbu_env.render.render_state(state)``.
 
 The rules and the observation are implemented once, in the numba kernels
 (``barbu_env._kernels``, which also step the batched engine ``barbu_env.vector``):
@@ -34,8 +35,8 @@ A legal-action set is an 85-bit int with bit ``a`` set for each legal action; in
 play it is literally the set of playable cards.
 
 A hand runs through the phases DECLARE -> (TRUMP | DOMINO_RANK) -> DOUBLE -> (TRICKS |
-DOMINO); after hand 28 the phase is GAME_OVER. Every decision is a turn, even a forced
-one.
+DOMINO); after hand 28 (or the episode's last hand) the phase is GAME_OVER. Every
+decision is a turn, even a forced one.
 
 >>> import numpy as np
 >>> s = BarbuState.new_game(rng=np.random.default_rng(0), first_declarer=2)
@@ -69,6 +70,7 @@ from .cards import FULL_DECK, NUM_CARDS, card_text, hand_text, to_card
 from .constants import (
     CARDS_PER_HAND,
     CONTRACT_NAMES,
+    EPISODE_HANDS,
     HANDS_PER_DECLARER,
     NUM_CONTRACTS,  # noqa: F401 (re-exported)
     NUM_HANDS,
@@ -85,6 +87,7 @@ _PHASES = tuple(Phase)
 _CONTRACTS = tuple(Contract)
 _GAME_OVER = Phase.GAME_OVER
 _NO_RESULT = 0  # game_step's status when no hand ended
+_EPISODE_NAMES = {hands: name for name, hands in EPISODE_HANDS.items()}
 
 
 class IllegalActionError(ValueError):
@@ -93,6 +96,15 @@ class IllegalActionError(ValueError):
 
 class DealError(ValueError):
     """Deals given to ``reset``/``new_game`` that are not four hands of 13 distinct cards."""
+
+
+def episode_hands(episode: str) -> int:
+    """The hands an episode of mode ``episode`` plays (``EPISODE_HANDS``); an unknown mode
+    raises ``ValueError`` listing the modes."""
+    if not isinstance(episode, str) or episode not in EPISODE_HANDS:
+        modes = ", ".join(f"{name!r} ({n} hand{'s' * (n > 1)})" for name, n in EPISODE_HANDS.items())
+        raise ValueError(f"episode must be one of {modes}, not {episode!r}")
+    return EPISODE_HANDS[episode]
 
 
 def declarer_of_hand(rules: Rules, first_declarer: int, hand: int) -> int:
@@ -253,10 +265,14 @@ class BarbuState:
         rng: np.random.Generator | None = None,
         first_declarer: int | None = None,
         deals: Sequence | None = None,
+        episode: str = "game",
     ) -> BarbuState:
         """A new game: the first declarer is ``first_declarer`` or drawn from ``rng``;
         hand h is ``deals[h]`` where given, else dealt from ``rng`` (all drawn now, in
-        hand order, after the first declarer)."""
+        hand order, after the first declarer). ``episode`` (``EPISODE_HANDS``): the game
+        is over after 28 hands (``"game"``), 7 (``"round"``) or 1 (``"hand"``), everything
+        up to then exactly as in the whole game."""
+        hands = episode_hands(episode)
         s = cls.__new__(cls)
         s.rules = load_rules(rules)
         s.rng = rng if rng is not None else np.random.default_rng()
@@ -284,7 +300,7 @@ class BarbuState:
         s._obs = np.zeros((1, OBS_DIM), dtype=np.float32)
         s._obs64 = s._obs.view(np.uint64)
         s._obs_seat = -1
-        cur, lo, hi = K.game_new(s._g, s._c, s._preset, s._rp, s.first_declarer)
+        cur, lo, hi = K.game_new(s._g, s._c, s._preset, s._rp, s.first_declarer, hands)
         s._cur = cur
         s._legal = lo | hi << 64
         return s
@@ -331,7 +347,7 @@ class BarbuState:
 
     phase = property(lambda self: _PHASES[self._g[0, K.F_PHASE]], doc="Phase")
     declarer = _scalar(K.F_DECLARER, "seat declaring this hand")
-    hand_number = _scalar(K.F_HAND, "0..27, 28 once the game is over")
+    hand_number = _scalar(K.F_HAND, "0..27; once the game is over, the hands played (28 for a whole game)")
     trump = _scalar(K.F_TRUMP, "trump suit (Trumps) or -1")
     start_rank = _scalar(K.F_RANK, "Domino starting rank or -1")
     double_pos = _scalar(K.F_DPOS, "index into double_order of the seat to act")
@@ -356,6 +372,11 @@ class BarbuState:
         K.K_EXCL, "excluded[i]: cards the rules have shown seat i does not hold (this hand)", cards=True
     )
     contracts_left = _per_seat(K.F_LEFT, "per seat: 7-bit set of contracts not yet declared (Contract bits)")
+
+    @property
+    def episode(self) -> str:
+        """The episode mode (``EPISODE_HANDS``): ``"game"``, ``"round"`` or ``"hand"``."""
+        return _EPISODE_NAMES[int(self._g[0, K.F_EPISODE])]
 
     @property
     def current_player(self) -> int:
@@ -571,6 +592,7 @@ __all__ = [
     "card_text",
     "contract_total",
     "declarer_of_hand",
+    "episode_hands",
     "parse_deal",
     "settle",
 ]

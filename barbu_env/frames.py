@@ -176,7 +176,7 @@ def _header(draw: ImageDraw.ImageDraw, view: TableView, labels: Sequence[str] | 
     draw.rectangle((0, 0, FRAME_WIDTH, 34), fill=HEADER)
     font = _font(16, bold=True)
     if view.phase is Phase.GAME_OVER:
-        draw.text((12, 17), f"Game over after {NUM_HANDS} hands", fill=TEXT, font=font, anchor="lm")
+        draw.text((12, 17), "Game over", fill=TEXT, font=font, anchor="lm")
         return
     left = f"Hand {view.hand_number + 1}/{NUM_HANDS}   {view.contract_text()}   declarer P{view.declarer}"
     draw.text((12, 17), left, fill=TEXT, font=font, anchor="lm")

@@ -8,7 +8,8 @@ Action space         ``Discrete(85)`` (the AEC environment's actions, docs/rules
 Observation space    ``Box(1132,) float32``: the learner's ``observation`` vector
 Action mask          ``env.action_masks()`` (sb3-contrib's ``MaskablePPO`` reads it),
                      also ``info["action_mask"]``: int8[85]
-Episode              one whole game (28 hands), about 400 decisions of the learner
+Episode              one whole game (28 hands), about 400 decisions of the learner;
+                     or its first 7 hands or first hand (``episode``)
 ===================  =============================================================
 
 The learner sits in one seat of ``barbu_env.env()``'s game; the other three seats are
@@ -20,7 +21,7 @@ over. Observations and masks are exactly those the AEC environment gives that se
 Arguments
 ---------
 ``BarbuGymEnv(opponents="random", seat=0, rules=None, reward_scale=1.0,
-skip_forced=False, illegal_action="random", render_mode=None)``
+skip_forced=False, illegal_action="random", render_mode=None, episode="game")``
 
 - ``opponents``: one agent spec for all three other seats, or three specs in seat order
   after the learner (left, opposite, right). A spec is a registered agent name
@@ -43,6 +44,10 @@ skip_forced=False, illegal_action="random", render_mode=None)``
 - ``render_mode``: ``"ansi"`` (``render()`` returns the table as text), ``"rgb_array"``
   (the table as a picture, ``uint8[640, 960, 3]``, from the learner's seat: its hand
   face up, the others' backs; ``barbu_env.frames``) or None.
+- ``episode``: ``"game"`` (the default: 28 hands), ``"round"`` (the first seven hands)
+  or ``"hand"`` (the first hand), as for ``barbu_env.env``: an episode is the start of
+  the whole game, exactly, and ends when its last hand is settled
+  (docs/rules.md#episodes).
 
 Rewards
 -------
@@ -50,15 +55,15 @@ The reward of ``step`` is the sum of the learner's settled scores (raw contract 
 plus its side bets) of every hand that ended since its previous decision: the hand its
 action finished, or the hand the opponents finished before its next turn. Hands end
 often on an opponent's card, so that is where most rewards arrive. Only the learner's
-own score counts, never an opponent's. Over a game the rewards sum to
-``reward_scale`` times the learner's final score.
+own score counts, never an opponent's. Over an episode the rewards sum to
+``reward_scale`` times the learner's score over its hands.
 
 Infos
 -----
 Every ``info`` has ``"seat"`` and ``"action_mask"``; a ``step`` that saw hands end has
 ``"hand_results"`` (their ``HandResult.to_dict()``s, as the AEC environment's
-``"hand_result"``), and the last step of the game ``"scores"`` (the four final scores,
-absolute seats).
+``"hand_result"``), and the last step of the episode ``"scores"`` (the four final scores,
+the totals of its hands, absolute seats).
 
 Reset options
 -------------
@@ -67,11 +72,13 @@ environment, and ``"seat"`` to put the learner in a given seat for this episode.
 
 Termination
 -----------
-``terminated`` is true after hand 28; ``truncated`` is always false.
+``terminated`` is true after hand 28, or the last hand of a shorter ``episode``;
+``truncated`` is always false.
 
 Version history
 ---------------
 * v0: first release.
+* v0, the ``episode`` argument (``"game"``, the default, is the game as before).
 """
 
 from __future__ import annotations
@@ -87,7 +94,7 @@ from . import GYM_ENV_ID, _register_with_loaded_gymnasium
 from .actions import AGENTS, mask_array
 from .agents import Agent, make_agent
 from .credit import SeatCredit
-from .engine import NUM_ACTIONS, NUM_PLAYERS, BarbuState, IllegalActionError
+from .engine import NUM_ACTIONS, NUM_PLAYERS, BarbuState, IllegalActionError, episode_hands
 from .observation import OBS_HIGH, OBS_LOW, ObservationEncoder
 from .render import render_state
 from .rules import Rules, load_rules
@@ -110,6 +117,7 @@ class BarbuGymEnv(gymnasium.Env):
         skip_forced: bool = False,
         illegal_action: str = "random",
         render_mode: str | None = None,
+        episode: str = "game",
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, not {render_mode!r}")
@@ -121,6 +129,8 @@ class BarbuGymEnv(gymnasium.Env):
         specs = [opponents] * (NUM_PLAYERS - 1) if one else list(opponents)
         if len(specs) != NUM_PLAYERS - 1:
             raise ValueError(f"opponents must be one agent spec or three, not {len(specs)}")
+        episode_hands(episode)  # an unknown mode fails here, not at reset
+        self.episode = episode
         self.rules = load_rules(rules)
         self.opponent_specs = specs
         self.seat_option = seat
@@ -160,6 +170,7 @@ class BarbuGymEnv(gymnasium.Env):
             np.random.default_rng(int(rng.integers(2**63))),
             first_declarer=options.get("first_declarer"),
             deals=options.get("deals"),
+            episode=self.episode,
         )
         self._encoder.reset()
         self._credit.reset()
@@ -173,7 +184,7 @@ class BarbuGymEnv(gymnasium.Env):
         if game is None:
             raise RuntimeError("call reset() before step()")
         if game.is_terminal:
-            raise RuntimeError("the game is over: call reset()")
+            raise RuntimeError("the episode is over: call reset()")
         action = int(action)
         illegal = not (0 <= action < NUM_ACTIONS and self._mask[action])
         if illegal:

@@ -33,7 +33,7 @@ def render_state(state: BarbuState, viewer: int | None = None) -> str:
     """A few lines: hand, declarer, contract, doubles, trick or Domino rows, scores, and
     the hand of the seat to act (or of ``viewer`` if given)."""
     if state.phase is Phase.GAME_OVER:
-        lines = [f"Game over after {NUM_HANDS} hands"]
+        lines = [f"Game over after {state.hand_number} hand{'s' if state.hand_number != 1 else ''}"]
     else:
         contract = CONTRACT_NAMES[state.contract] if state.contract >= 0 else "(choosing)"
         if state.trump >= 0:

@@ -4,8 +4,9 @@ Needs the ``rllib`` extra (``pip install -c constraints.txt -e ".[rllib]"``); no
 else in ``barbu_env`` imports this module.
 
 ``BarbuMultiAgentEnv(config)`` turns ``barbu_env.env()`` into an RLlib
-``MultiAgentEnv``; ``config`` may give ``rules`` (as for ``barbu_env.env``) and
-``reward_scale`` (default 1).
+``MultiAgentEnv``; ``config`` may give ``rules`` and ``episode`` (``"game"``, the
+default, ``"round"`` or ``"hand"``), as for ``barbu_env.env``, and ``reward_scale``
+(default 1).
 
 =================  ==============================================================
 Agents             ``player_0`` ... ``player_3`` (all four act; map them to one policy
@@ -17,7 +18,7 @@ Action             ``Discrete(85)`` (the actions of docs/rules.md)
 Step               only the agent to act gets an observation, as in the AEC env
 Rewards            each agent's own settled hand scores (times ``reward_scale``): those
                    of the hands that ended since its previous decision arrive with its
-                   next observation; when the game ends every agent gets its last ones
+                   next observation; when the episode ends every agent gets its last ones
                    with a final observation (mask all zero) and ``terminated``
 =================  ==============================================================
 
@@ -62,7 +63,7 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
     def __init__(self, config: dict | None = None):
         super().__init__()
         config = dict(config or {})
-        self.env = env(rules=config.get("rules"))
+        self.env = env(rules=config.get("rules"), episode=config.get("episode", "game"))
         self.reward_scale = float(config.get("reward_scale", 1.0))
         self.agents = self.possible_agents = list(AGENTS)
         self.observation_spaces = {a: OBSERVATION_SPACE for a in AGENTS}
@@ -80,7 +81,7 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         aec.step(int(action_dict[aec.agent_selection]))
         # This step's rewards (a hand's settled scores, or 0) go to each agent's latest decision.
         self._credit.add([[self.reward_scale * aec.rewards[a] for a in AGENTS]])
-        if all(aec.terminations.values()):  # the game is over: every seat's last rewards
+        if all(aec.terminations.values()):  # the episode is over: every seat's last rewards
             obs = {a: self._observe(a) for a in AGENTS}
             _, owed = self._credit.end(0)
             rewards = {a: float(r) for a, r in zip(AGENTS, owed)}

@@ -40,21 +40,24 @@ of trained checkpoints should cache what it reads from disk so that building is 
 
 Playing fast
 ------------
-Games are played on ``BarbuState`` directly, with the environment's own
-``ObservationEncoder`` and ``actions.mask_array``: each agent gets exactly the observation
-dict ``barbu_env.env()`` would give it (a test checks this), without the PettingZoo
-bookkeeping. Every decision is put to its agent, forced ones included, as in the
-environment. Deal sets are split into jobs of up to 16 (cut the same way whatever the
-number of workers) played by a ``ProcessPoolExecutor`` (``workers=1`` plays in this
-process); a tqdm bar on stderr counts games. A job's games step in lockstep: at each
-step the decisions of all its live games go to one call of ``agents.act_rows``, which
-asks each group of rows at once (see ``barbu_env/agents/base.py``). Agents sharing
-what they decide with (trained policies loaded from one file: one network; heuristic
-agents under the same rules: one compiled kernel) are ``GroupAgent``\\ s asked together
-through ``act_group``, each instance drawing its own action with its own generator;
-other agents with ``act_batch`` answer for their rows in one call (the random agent's
-draws, from its own generator, are exactly those of ``act`` row by row), the rest through
-``act``.
+Deal sets are split into jobs of up to 16 (cut the same way whatever the number of
+workers) played by a ``ProcessPoolExecutor`` (``workers=1`` plays in this process); a
+tqdm bar on stderr counts games. A job's games, up to 64, step together on one batched
+engine (``barbu_env.vector.VectorBarbu``, the numba kernels behind ``barbu_env.env()``):
+each game is loaded at its first decision, and at each step the decisions of all its
+live games go to one call of ``agents.act_rows``, which asks each group of rows at once
+(see ``barbu_env/agents/base.py``); each agent gets exactly the observation dict
+``barbu_env.env()`` would give it (a test checks this), and every decision is put to
+its agent, forced ones included, as in the environment. Agents sharing what they
+decide with (trained policies loaded from one file: one network; heuristic agents under
+the same rules: one compiled kernel) are ``GroupAgent``\\ s asked together through
+``act_group``, each instance drawing its own action with its own generator; other
+agents with ``act_batch`` answer for their rows in one call (the random agent's draws,
+from its own generator, are exactly those of ``act`` row by row), the rest through
+``act``. Hand results come from the engine's record of each finished hand; a game
+record (``records_dir``) is made by replaying the game's actions on a ``BarbuState``,
+for the recorded games only. ``play_games`` plays the same loop and gives every game's
+``BarbuState``.
 
 Statistics
 ----------
@@ -91,8 +94,9 @@ from typing import Any
 
 import numpy as np
 
-from barbu_env.actions import AGENTS, DOUBLE_OFFSET, NUM_ACTIONS, mask_array
+from barbu_env.actions import AGENTS, DOUBLE_OFFSET, NUM_ACTIONS, PASS_ACTION, action_text
 from barbu_env.agents import Agent, act_rows, agent_names, make_agent, parse_agent_spec
+from barbu_env.agents.base import group_ids
 from barbu_env.engine import (
     CONTRACT_NAMES,
     NUM_CONTRACTS,
@@ -100,11 +104,11 @@ from barbu_env.engine import (
     NUM_PLAYERS,
     BarbuState,
     IllegalActionError,
-    Phase,
 )
-from barbu_env.observation import OBS_DIM, ObservationEncoder
+from barbu_env.position import Positions
 from barbu_env.records import GameRecord
 from barbu_env.rules import Rules, load_rules
+from barbu_env.vector import VectorBarbu
 
 #: Games per deal set: one per cyclic seating.
 SEATINGS = NUM_PLAYERS
@@ -184,53 +188,136 @@ def play_game(agents: Sequence[Agent], rules: Rules, first_declarer: int, deals:
 def play_games(
     agent_sets: Sequence[Sequence[Agent]], rules: Rules, first_declarers: Sequence[int], deals: Sequence[Sequence]
 ) -> list[PlayedGame]:
-    """Play several games in lockstep, game g with ``agent_sets[g][seat]`` in each seat.
+    """Play several games together, game g with ``agent_sets[g][seat]`` in each seat and
+    hand h dealt ``deals[g][h]`` (hands without a deal dealt as ``BarbuState.new_game``
+    deals them from ``numpy.random.default_rng(0)``).
 
-    At every step the decisions of all live games are put in one call to
-    ``agents.act_rows`` (row i: the observation and mask of one game's seat
-    to act, its agent, and that seat's agent name): agents that decide in batches
-    (``act_batch``) or share a network (``batch_key`` / ``act_group``) answer for all
-    their rows at once, the others through ``act`` row by row."""
-    states = [
-        BarbuState.new_game(rules, rng=np.random.default_rng(0), first_declarer=f, deals=d)
-        for f, d in zip(first_declarers, deals)
-    ]
-    encoders = [ObservationEncoder() for _ in states]
-    doubles = [np.zeros((NUM_HANDS, NUM_PLAYERS, NUM_PLAYERS), dtype=np.int8) for _ in states]
-    observations = np.empty((len(states), OBS_DIM), dtype=np.float32)
-    masks = np.empty((len(states), NUM_ACTIONS), dtype=np.int8)
-    live = list(range(len(states)))
-    while live:
-        seats = [states[g].current_player for g in live]
-        for row, (g, seat) in enumerate(zip(live, seats)):
-            observations[row] = encoders[g].observe(states[g], seat)
-            masks[row] = mask_array(states[g].legal_mask())
-        agents = [agent_sets[g][seat] for g, seat in zip(live, seats)]
-        actions = act_rows(agents, observations[: len(live)], masks[: len(live)], [AGENTS[s] for s in seats])
-        still = []
-        for g, seat, action in zip(live, seats, actions.tolist()):
-            state = states[g]
-            phase = state.phase
-            try:
-                state.apply_action(action, observe=True)
-            except IllegalActionError as e:
-                name = getattr(agent_sets[g][seat], "name", type(agent_sets[g][seat]).__name__)
-                raise IllegalActionError(f"agent {name!r} in seat {seat}: {e}") from None
-            if phase is Phase.DOUBLE:  # doubling never ends a hand: the hand and its doubles are still there
-                _note_doubles(state, seat, state.history[-1] - DOUBLE_OFFSET, doubles[g][state.hand_number])
-            if not state.is_terminal:
-                still.append(g)
-        live = still
-    return [PlayedGame(state, d) for state, d in zip(states, doubles)]
+    The games step together on the batched engine (``_play_batch``): at every step the
+    decisions of all live games are put in one call to ``agents.act_rows`` (row i: the
+    observation and mask of one game's seat to act, its agent, and that seat's agent
+    name). Each game's ``BarbuState`` is then rebuilt from its actions."""
+    rules = load_rules(rules)
+    states = [_new_state(rules, f, d) for f, d in zip(first_declarers, deals)]
+    batch = _play_batch(agent_sets, states, rules)
+    return [PlayedGame(_replay(state, batch.history(g)), batch.doubles[g]) for g, state in enumerate(states)]
 
 
-def _note_doubles(state: BarbuState, seat: int, named: int, out: np.ndarray) -> None:
-    """Record the doubling turn ``seat`` just took, naming the relative set ``named``: a
-    double, or a redouble of a player who had named ``seat``."""
-    for k in range(3):
-        if (named >> k) & 1:
-            target = (seat + 1 + k) % NUM_PLAYERS
-            out[seat, target] = 2 if (state.named[target] >> seat) & 1 else 1
+def _new_state(rules: Rules, first_declarer: int, deals: Sequence) -> BarbuState:
+    """A game at its first decision; every hand not in ``deals`` dealt from ``default_rng(0)``."""
+    return BarbuState.new_game(rules, rng=np.random.default_rng(0), first_declarer=first_declarer, deals=deals)
+
+
+def _replay(state: BarbuState, actions: Sequence[int]) -> BarbuState:
+    """``state`` (left as it is) played on with ``actions``: a new state."""
+    state = state.clone()
+    for action in actions:
+        state.apply_action(action)
+    return state
+
+
+@dataclass
+class _Batch:
+    """What games played together came to, game g in row g (seats absolute)."""
+
+    scores: np.ndarray  # int32 [G, 4] final score of each seat
+    declarer: np.ndarray  # int16 [G, 28] seat declaring each hand
+    contract: np.ndarray  # int16 [G, 28] contract index of each hand
+    raw: np.ndarray  # int32 [G, 28, 4] raw hand scores per seat
+    settled: np.ndarray  # int32 [G, 28, 4] settled hand scores per seat
+    doubles: np.ndarray  # int8 [G, 28, 4, 4] see PlayedGame.doubles
+    actions: np.ndarray  # int8 [T, G]: game g's actions are actions[: lengths[g], g]
+    lengths: np.ndarray  # int64 [G] decisions of each game
+
+    def history(self, g: int) -> list[int]:
+        """Every action of game ``g``, in order."""
+        return self.actions[: self.lengths[g], g].tolist()
+
+
+def _play_batch(agent_sets: Sequence[Sequence[Agent]], states: Sequence[BarbuState], rules: Rules) -> _Batch:
+    """Play the games that start at ``states`` (fresh games under ``rules``, left as they
+    are) to their end on one ``VectorBarbu``, game g with ``agent_sets[g][seat]`` in each
+    seat.
+
+    All games start together and each step takes one decision of every live game, so
+    game g's step t is its decision t. At every step the live games' decisions go to
+    one ``act_rows`` call, rows in game order, each row's observation and mask (int8)
+    exactly what ``barbu_env.env()`` gives that seat; a game that has ended is reset by
+    the engine and stepped with its first legal action until all have ended, its new
+    game ignored. Hand results come from the engine's record of each finished hand,
+    doubles from the doubling actions (a double, or a redouble of a seat that had named
+    the actor)."""
+    n = len(states)
+    env = VectorBarbu(n, rules=rules, seed=0, copy=False)
+    obs, masks, seat = env.load(Positions.concatenate([Positions.from_state(s) for s in states]))
+    scores = np.zeros((n, NUM_PLAYERS), dtype=np.int32)
+    declarer = np.zeros((n, NUM_HANDS), dtype=np.int16)
+    contract = np.zeros((n, NUM_HANDS), dtype=np.int16)
+    raw = np.zeros((n, NUM_HANDS, NUM_PLAYERS), dtype=np.int32)
+    settled = np.zeros((n, NUM_HANDS, NUM_PLAYERS), dtype=np.int32)
+    doubles = np.zeros((n, NUM_HANDS, NUM_PLAYERS, NUM_PLAYERS), dtype=np.int8)
+    lengths = np.zeros(n, dtype=np.int64)
+    steps: list[np.ndarray] = []
+    groups = group_ids([a for agents in agent_sets for a in agents]).reshape(n, NUM_PLAYERS)  # fixed: numbered once
+    live = np.arange(n)
+    while len(live):
+        seats = seat[live]
+        seat_list = seats.tolist()
+        everyone = len(live) == n  # then the engine's own buffers, as good as copies until the next step
+        rows_obs = obs if everyone else obs[live]
+        rows_mask = (masks if everyone else masks[live]).view(np.int8)
+        agents = [agent_sets[g][s] for g, s in zip(live.tolist(), seat_list)]
+        names = [AGENTS[s] for s in seat_list]
+        chosen = act_rows(agents, rows_obs, rows_mask, names, groups[live, seats])
+        if everyone:
+            actions = chosen
+        else:
+            actions = masks.argmax(axis=1)  # games that have ended: any legal action, their new game is not ours
+            actions[live] = chosen
+        doubling = (chosen >= DOUBLE_OFFSET) & (chosen < PASS_ACTION)
+        if doubling.any():  # doubling never ends a hand: the hand under way is the doubles' hand
+            games, actor, named = live[doubling], seats[doubling], chosen[doubling] - DOUBLE_OFFSET
+            hand, named_by = env.hand_numbers()[games], env.named()[games]
+            for k in range(3):
+                target = (actor + 1 + k) % NUM_PLAYERS
+                redouble = (named_by[np.arange(len(games)), target] >> actor) & 1
+                hit = ((named >> k) & 1).astype(bool)
+                doubles[games[hit], hand[hit], actor[hit], target[hit]] = 1 + redouble[hit]
+        try:
+            obs, masks, seat, _, dones, infos = env.step(actions)
+        except IllegalActionError:  # nothing was applied: name the agent
+            _raise_illegal(chosen, rows_mask, agents, seat_list)
+            raise
+        steps.append(actions.astype(np.int8))
+        over = live[infos["hand_over"][live]]
+        if len(over):
+            last = env.last_hands()
+            hand = last["hand"][over]
+            declarer[over, hand] = last["declarer"][over]
+            contract[over, hand] = last["contract"][over]
+            raw[over, hand] = last["raw"][over]
+            settled[over, hand] = last["settled"][over]
+        ended = dones[live]
+        if ended.any():
+            done = live[ended]
+            scores[done] = infos["final_scores"][done]
+            lengths[done] = infos["game_length"][done]
+            live = live[~ended]
+    return _Batch(scores, declarer, contract, raw, settled, doubles, np.array(steps, dtype=np.int8), lengths)
+
+
+def _raise_illegal(actions: np.ndarray, masks: np.ndarray, agents: Sequence[Agent], seats: Sequence[int]) -> None:
+    """Raise ``IllegalActionError`` naming the agent and seat of the first row whose
+    action is not legal under its mask, if there is one."""
+    valid = (actions >= 0) & (actions < NUM_ACTIONS)
+    legal = valid & (masks[np.arange(len(actions)), np.where(valid, actions, 0)] > 0)
+    if legal.all():
+        return
+    row = int(np.argmin(legal))
+    action, agent = int(actions[row]), agents[row]
+    name = getattr(agent, "name", type(agent).__name__)
+    what = f"{action} ({action_text(action)})" if valid[row] else repr(action)
+    options = ", ".join(f"{a} ({action_text(a)})" for a in np.flatnonzero(masks[row]).tolist())
+    raise IllegalActionError(f"agent {name!r} in seat {seats[row]}: illegal action {what}; legal actions: {options}")
 
 
 # ---------------------------------------------------------------------- the worker
@@ -279,45 +366,46 @@ class GameData:
 
 
 def _play_job(job: _Job) -> tuple[GameData, list[tuple[int, GameRecord]]]:
-    """Play the four seatings of each deal set of ``job``."""
-    rows: dict[str, list] = {f: [] for f in GameData.__dataclass_fields__}
-    records = []
-    games = []  # (set_index, rotation, first_declarer, deals, seeds, agents) of every game of the job
+    """Play the four seatings of each deal set of ``job`` together (``_play_batch``);
+    the records of its games below ``job.record_games`` replay their actions."""
+    games = []  # (set_index, rotation, seeds, agents, state) of every game of the job
     for set_index in range(job.start, job.stop):
         first_declarer, deals = deal_set(job.seed, set_index)
+        state = _new_state(job.rules, first_declarer, deals)  # the four seatings share the start
         for rotation in range(SEATINGS):
             who = seating(rotation)
             seeds = [agent_seed(job.seed, set_index, rotation, seat) for seat in range(NUM_PLAYERS)]
             agents = [
                 make_agent(job.specs[who[seat]], seed=seeds[seat], rules=job.rules) for seat in range(NUM_PLAYERS)
             ]
-            games.append((set_index, rotation, first_declarer, deals, seeds, agents))
-    played_games = play_games([g[5] for g in games], job.rules, [g[2] for g in games], [g[3] for g in games])
-    for (set_index, rotation, first_declarer, _, seeds, _), played in zip(games, played_games):
-        game_index = set_index * SEATINGS + rotation
+            games.append((set_index, rotation, seeds, agents, state))
+    batch = _play_batch([g[3] for g in games], [g[4] for g in games], job.rules)
+    index = np.array([s * SEATINGS + r for s, r, *_ in games], dtype=np.int64)
+    data = GameData(
+        game=index,
+        first_declarer=np.array([g[4].first_declarer for g in games], dtype=np.int16),
+        scores=batch.scores,
+        declarer=batch.declarer,
+        contract=batch.contract,
+        raw=batch.raw,
+        settled=batch.settled,
+        doubles=batch.doubles,
+    )
+    records = []
+    for g, (set_index, rotation, seeds, _, start) in enumerate(games):
+        if index[g] >= job.record_games:
+            continue
         who = seating(rotation)
-        state = played.state
-        results = state.results
-        rows["game"].append(game_index)
-        rows["first_declarer"].append(first_declarer)
-        rows["scores"].append(state.scores)
-        rows["declarer"].append([r.declarer for r in results])
-        rows["contract"].append([CONTRACT_NAMES.index(r.contract) for r in results])
-        rows["raw"].append([r.raw for r in results])
-        rows["settled"].append([r.settled for r in results])
-        rows["doubles"].append(played.doubles)
-        if game_index < job.record_games:
-            metadata = {
-                "tournament_seed": job.seed,
-                "deal_set": set_index,
-                "seating": rotation,
-                "game": game_index,
-                "specs": [job.specs[w] for w in who],
-                "agent_seeds": seeds,
-            }
-            records.append((game_index, GameRecord.from_state(state, [job.labels[w] for w in who], metadata)))
-    dtypes = {"game": np.int64, "raw": np.int32, "settled": np.int32, "scores": np.int32, "doubles": np.int8}
-    data = GameData(**{f: np.asarray(v, dtype=dtypes.get(f, np.int16)) for f, v in rows.items()})
+        metadata = {
+            "tournament_seed": job.seed,
+            "deal_set": set_index,
+            "seating": rotation,
+            "game": int(index[g]),
+            "specs": [job.specs[w] for w in who],
+            "agent_seeds": seeds,
+        }
+        state = _replay(start, batch.history(g))
+        records.append((int(index[g]), GameRecord.from_state(state, [job.labels[w] for w in who], metadata)))
     return data, records
 
 
@@ -698,7 +786,7 @@ def evaluate(
     known = set(agent_names())
     for spec in specs:
         name, params = parse_agent_spec(spec)
-        if name not in known and not Path(spec).exists():
+        if name not in known and not Path(name).exists():
             raise ValueError(
                 f"unknown agent {spec!r}: registered agents are {sorted(known)}, or give a checkpoint path"
             )

@@ -1,6 +1,6 @@
 """The batched engine: B complete Barbu games stepped together, for training.
 
-``VectorBarbu(num_games, rules=..., seed=...)`` holds B games as structure-of-arrays
+``VectorBarbu(num_games, rules=..., seed=..., episode="game")`` holds B games as structure-of-arrays
 and steps them all with one call into numba-compiled kernels (``barbu_env._kernels``).
 Each game follows the rules (docs/rules.md) under every switch of ``Rules``, and each decision's
 observation and mask are exactly, bit for bit, what the AEC environment
@@ -18,7 +18,7 @@ name           type              meaning
 ``seat``       int64 [B]         the seat to act (0-3)
 ``actions``    int [B]           (``step``'s argument) the action of ``seat[i]`` in game i
 ``rewards``    float32 [B, 4]    settled hand scores per seat that arrived with this step
-``dones``      bool [B]          this step ended game i (which is already reset)
+``dones``      bool [B]          this step ended game i's episode (already reset)
 ``infos``      dict of arrays    ``hand_over``, ``final_scores``, ``game_length`` (below)
 =============  ================  ==========================================================
 
@@ -32,7 +32,8 @@ name           type              meaning
 * ``rewards[i, p]`` is seat p's settled score of a hand that ended with this step (0
   otherwise), exactly the AEC environment's rewards at that step. Rewards reach all
   four seats, not only the one that acted.
-* ``dones[i]``: this step ended game i (hand 28). The slot is reset at once: a new game
+* ``dones[i]``: this step ended game i: its 28th hand, or the last hand of its episode
+  (``episode``, below). The slot is reset at once: a new game
   is dealt from the slot's random stream with a random first declarer, and ``obs[i]``,
   ``masks[i]``, ``seat[i]`` already belong to the new game's first decision (its
   declarer choosing a contract). There is no terminal observation: a finished game
@@ -40,8 +41,19 @@ name           type              meaning
   autoreset mode "same step".)
 * ``infos``: ``"hand_over"`` bool [B], this step ended a hand (``rewards[i]`` holds its
   settled scores, possibly zeros); ``"final_scores"`` float32 [B, 4], the totals of the
-  game that ended, valid where ``dones``; ``"game_length"`` int64 [B], the decisions
-  of that game, valid where ``dones``.
+  game (episode) that ended, valid where ``dones``; ``"game_length"`` int64 [B], the
+  decisions of that game (episode), valid where ``dones``.
+
+Episodes: ``episode="game"`` (the default) plays whole games of 28 hands;
+``"round"`` only their first seven hands (one declarer's seven under the default
+rotation), ``"hand"`` only their first hand, declaration included
+(``constants.EPISODE_HANDS``, docs/rules.md#episodes). A short episode is exactly the
+start of the whole game with the same deals, first declarer and actions (every
+observation, mask and reward up to its last hand, the observation still counting 28
+hands) and ends, with ``dones``, when its last hand settles; ``"final_scores"`` are
+the totals of its hands. A position ``load``-ed into a slot plays to the end of the
+slot's episode: the hand it is in for ``"hand"``, the end of its group of seven hands
+(hands 1-7, 8-14, ...) for ``"round"``.
 
 Per-seat bookkeeping for a learner (what ``training/ppo.py`` does with the AEC
 environment): in game i, seat p's transition opens at each of its decisions (``obs[i]``,
@@ -98,7 +110,7 @@ import numpy as np
 from . import _kernels as K
 from ._kernels import rules_params
 from .actions import NUM_ACTIONS, action_text, actions_of
-from .engine import NUM_HANDS, NUM_PLAYERS, IllegalActionError, parse_deal
+from .engine import NUM_HANDS, NUM_PLAYERS, IllegalActionError, episode_hands, parse_deal
 from .observation import OBS_DIM
 from .position import Positions
 from .rules import Rules, load_rules
@@ -114,18 +126,26 @@ class VectorBarbu:
     """B Barbu games stepped together (see the module docstring)."""
 
     def __init__(
-        self, num_games: int, rules: Rules | str | dict | None = None, seed: int | None = None, copy: bool = True
+        self,
+        num_games: int,
+        rules: Rules | str | dict | None = None,
+        seed: int | None = None,
+        copy: bool = True,
+        episode: str = "game",
     ):
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive int, not {num_games!r}")
         B = self.num_games = int(num_games)
         self.rules = load_rules(rules)
+        episode_length = episode_hands(episode)  # an unknown mode fails here
+        self.episode = episode  # the episode mode (module docstring)
         self.copy = copy
         self._rp = rules_params(self.rules)
         self._seed = seed
         self._seeded = False
         # The games' state (see _kernels' docstring).
         self._ints = np.zeros((B, K.NUM_INT_FIELDS), dtype=np.int64)
+        self._ints[:, K.F_EPISODE] = episode_length  # every slot's, for good
         self._cards = np.zeros((B, K.NUM_CARD_FIELDS), dtype=np.uint64)
         self._hblock = np.zeros((B, NUM_PLAYERS, 2 * K.HAND_BLOCK_WORDS), dtype=np.float32)
         self._hblock64 = self._hblock.view(np.uint64)  # the same memory, for copying
@@ -228,7 +248,8 @@ class VectorBarbu:
         every slot, one position each) and return ``(obs, masks, seat)`` of every slot,
         as ``reset`` does. A loaded game goes on exactly from its position: its later
         hands come from the position's deals where it has them, else from the slot's
-        random stream; when it ends, the slot starts a new game as usual."""
+        random stream; when it ends (the end of the slot's episode: see the module
+        docstring), the slot starts a new game as usual."""
         slots = np.arange(self.num_games) if slots is None else np.asarray(slots, dtype=np.int64).reshape(-1)
         if len(slots) != len(positions):
             raise ValueError(f"{len(positions)} positions for {len(slots)} slots")
@@ -285,6 +306,27 @@ class VectorBarbu:
     def hand_numbers(self) -> np.ndarray:
         """The 0-based hand each game is in, int64 [B]."""
         return self._ints[:, K.F_HAND].copy()
+
+    def named(self) -> np.ndarray:
+        """Per game and seat, the 4-bit set of seats it has named (doubled or redoubled)
+        in the hand under way, int64 [B, 4]."""
+        return self._ints[:, K.F_NAMED : K.F_NAMED + NUM_PLAYERS].copy()
+
+    def last_hands(self) -> dict[str, np.ndarray]:
+        """Per game, the result of the last hand it finished (a step's
+        ``infos["hand_over"]`` says which games finished one; a game ended by the step
+        keeps its last hand's result through the automatic reset, until its new game
+        finishes a hand): ``"hand"`` (0-27), ``"declarer"`` and ``"contract"``
+        (``Contract``) int64 [B]; ``"raw"`` and ``"settled"`` scores per seat int64 [B, 4].
+        Meaningless for a game that has not finished a hand."""
+        g = self._ints
+        return {
+            "hand": g[:, K.F_REC_HAND].copy(),
+            "declarer": g[:, K.F_REC_DECLARER].copy(),
+            "contract": g[:, K.F_REC_CONTRACT].copy(),
+            "raw": g[:, K.F_REC_RAW : K.F_REC_RAW + NUM_PLAYERS].copy(),
+            "settled": g[:, K.F_REC_SETTLED : K.F_REC_SETTLED + NUM_PLAYERS].copy(),
+        }
 
     # ------------------------------------------------------------------ helpers
 

@@ -2,7 +2,7 @@
 
 ===================  =============================================================
 Class                ``barbu_env.vector_gym.BarbuVectorEnv(num_envs, rules=None,
-                     seed=None)``, a ``gymnasium.vector.VectorEnv``
+                     seed=None, episode="game")``, a ``gymnasium.vector.VectorEnv``
 Sub-environment i    game i of a ``barbu_env.vector.VectorBarbu``, all four seats
                      played by the caller (self-play)
 Single obs space     ``Box(1132,) float32``: the observation of the seat to act
@@ -23,13 +23,14 @@ seat's settled scores that arrived with the step) with ``info["seat"]`` and per-
 bookkeeping, as ``barbu_env.vector``'s docstring describes; or use ``VectorBarbu``
 directly, which this class only adapts.
 
-``step`` returns ``terminated[i]`` true when game i's 28th hand has ended; game i is
-then already reset (same-step autoreset): the observation is the new game's first
-decision. There is no terminal observation (nothing is left to decide), so ``info``
-has no ``"final_obs"``; it has ``"final_scores"`` (float32 [B, 4]) and
-``"game_length"`` with their masks ``"_final_scores"`` and ``"_game_length"`` (valid
-where terminated). ``truncated`` is always false. Every ``info`` also has
-``"hand_over"`` (bool [B]). ``reset(seed=..., options=...)`` takes the options
+``step`` returns ``terminated[i]`` true when game i's 28th hand has ended, or the last
+hand of its episode (``episode``: ``"game"``, ``"round"`` or ``"hand"``, as for
+``VectorBarbu``; docs/rules.md#episodes); game i is then already reset (same-step
+autoreset): the observation is the new game's first decision. There is no terminal
+observation (nothing is left to decide), so ``info`` has no ``"final_obs"``; it has
+``"final_scores"`` (float32 [B, 4]) and ``"game_length"`` with their masks
+``"_final_scores"`` and ``"_game_length"`` (valid where terminated). ``truncated`` is
+always false. Every ``info`` also has ``"hand_over"`` (bool [B]). ``reset(seed=..., options=...)`` takes the options
 ``"deals"`` and ``"first_declarers"`` of ``VectorBarbu.reset``.
 """
 
@@ -53,8 +54,10 @@ class BarbuVectorEnv(VectorEnv):
 
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
-    def __init__(self, num_envs: int, rules: Rules | str | dict | None = None, seed: int | None = None):
-        self.games = VectorBarbu(num_envs, rules=rules, seed=seed)
+    def __init__(
+        self, num_envs: int, rules: Rules | str | dict | None = None, seed: int | None = None, episode: str = "game"
+    ):
+        self.games = VectorBarbu(num_envs, rules=rules, seed=seed, episode=episode)
         self.num_envs = self.games.num_games
         self.single_observation_space = spaces.Box(OBS_LOW, OBS_HIGH, dtype=np.float32)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)

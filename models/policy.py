@@ -33,6 +33,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from models.device import resolve_device
+
 NUM_CARDS = 52
 
 
@@ -88,8 +90,11 @@ class MaskedCategorical:
         """One action per row, by the Gumbel-max trick: the argmax of the logits plus
         Gumbel noise ``-log(-log U)``, ``U`` uniform, is an exact draw from the
         distribution, several times cheaper than ``torch.multinomial`` on CPU (and
-        ``Tensor.exponential_``, slower still, is avoided)."""
-        u = torch.rand(self.logits.shape, generator=generator)
+        ``Tensor.exponential_``, slower still, is avoided). ``U`` is drawn on the
+        generator's device and moved to the logits' (a CPU generator draws the same
+        actions whatever device the network computes on)."""
+        device = generator.device if generator is not None else self.logits.device
+        u = torch.rand(self.logits.shape, generator=generator, device=device).to(self.logits.device)
         return (self.logits - u.log_().neg_().log_()).argmax(dim=-1)
 
     def mode(self) -> torch.Tensor:
@@ -171,22 +176,37 @@ class BarbuActorCritic(nn.Module):
 # ---------------------------------------------------------------------- checkpoints
 
 
+def _on_cpu(value: Any) -> Any:
+    """``value`` with every tensor in it (in dicts, lists and tuples) moved to the CPU."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    if isinstance(value, dict):
+        return {k: _on_cpu(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_on_cpu(v) for v in value)
+    return value
+
+
 def save_checkpoint(path: str | Path, model: BarbuActorCritic, **extra: Any) -> None:
     """The weights with the config that rebuilds them, and any plain extras (optimizer
-    state, training config, step counters)."""
+    state, training config, step counters). Every tensor is saved on the CPU, whatever
+    device the model or the optimizer is on, so the checkpoint loads anywhere."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"model_config": dataclasses.asdict(model.config), "state_dict": model.state_dict(), **extra}
+    payload = _on_cpu({"model_config": dataclasses.asdict(model.config), "state_dict": model.state_dict(), **extra})
     tmp = path.with_suffix(path.suffix + ".tmp")
     torch.save(payload, tmp)
     tmp.replace(path)
 
 
-def load_checkpoint(path: str | Path) -> tuple[BarbuActorCritic, dict[str, Any]]:
-    """The network and the checkpoint's other contents; ``weights_only=True``, so a
-    checkpoint cannot run code. A missing file is a FileNotFoundError; a file that is not
-    a barbu checkpoint (not a torch file, or one without a matching network) a ValueError."""
+def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tuple[BarbuActorCritic, dict[str, Any]]:
+    """The network, on ``device`` (``models.device.resolve_device``: ``cpu``, ``auto``,
+    ``cuda``, ``cuda:N``, ``mps``), and the checkpoint's other contents, on the CPU;
+    ``weights_only=True``, so a checkpoint cannot run code. A missing file is a
+    FileNotFoundError; a file that is not a barbu checkpoint (not a torch file, or one
+    without a matching network), or a device this machine does not have, a ValueError."""
     path = Path(path)
+    device = resolve_device(device)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such checkpoint")
     try:
@@ -208,5 +228,6 @@ def load_checkpoint(path: str | Path) -> tuple[BarbuActorCritic, dict[str, Any]]
         model.load_state_dict(payload["state_dict"])
     except (TypeError, RuntimeError) as e:
         raise ValueError(f"{path}: not a barbu checkpoint (its network does not load: {e})") from e
+    model.to(device)
     model.eval()
     return model, payload

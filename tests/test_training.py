@@ -493,6 +493,14 @@ def test_training_benchmark_measures_the_trainer(tmp_path, capsys):
     assert row["decisions"] >= 2000 and row["iterations"] >= 1
     assert row["rollout_dps"] > row["overall_dps"] > 0
     assert "rollouts dec/s" in capsys.readouterr().out
+    # --compare: one row per value of a field, each trained with it
+    assert bench_training.main(["--config", str(cfg), "--decisions", "2000", "--json", str(out), "--compare",
+                                "update_epochs=1,2"]) == 0  # fmt: skip
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["variant"] for r in rows] == ["update_epochs=1", "update_epochs=2"]
+    assert all(0 < r["update_share"] < 1 and r["update_tps"] > 0 for r in rows)
+    with pytest.raises(SystemExit, match="FIELD=V1"):
+        bench_training.main(["--config", str(cfg), "--compare", "no_such_field=1,2"])
 
 
 # ---------------------------------------------------------------------- runs: resume, warm start, budget, bookkeeping

@@ -30,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from barbu_env.engine import episode_hands
 from barbu_env.observation import NUM_CARD_ROWS, OBS_DIM, OBS_LAYOUT, PRIVILEGED_DIM
 from models.policy import PolicyConfig
 
@@ -62,11 +63,30 @@ class Args:
     # --- rollouts ---
     num_games: int = 512
     """Games the batched engine (``barbu_env.vector.VectorBarbu``) steps together in the
-    learner process; each rollout plays them to the end, about 1,570 decisions per game."""
+    learner process; each rollout plays them to the end of their episode (``episode``),
+    about 1,570 decisions per whole game."""
+    episode: str = "game"
+    """What a rollout's game is: ``game`` (all 28 hands), ``round`` (the first seven hands)
+    or ``hand`` (the first hand only), the start of a whole game exactly
+    (docs/rules.md#episodes); each rollout plays ``num_games`` of them. Evaluations always
+    play whole games."""
     num_workers: int = 2
     """Worker processes of the duplicate evaluations (one per core)."""
     torch_threads: int = 2
     """Threads of the learner process (the rollouts' inference, the update)."""
+    device: str = "auto"
+    """Where the network computes, in the rollouts' inference and the update: ``auto`` (a
+    CUDA GPU when there is one, else Apple's MPS, else the CPU), ``cpu``, ``cuda``,
+    ``cuda:N`` or ``mps``; a device this machine lacks is an error
+    (``models.device.resolve_device``). Checkpoints are saved on the CPU, so they load
+    anywhere, and a resumed run carries on on this device; the duplicate evaluations play
+    the checkpoints on the CPU, in ``num_workers`` processes."""
+    precision: str = "auto"
+    """Matrix products of the network in the rollouts and the update: ``float32``,
+    ``bfloat16`` (mixed precision: bfloat16 products accumulated in float32, float32
+    weights and losses), or ``auto``: bfloat16 where the device multiplies it natively
+    (a CPU with AVX-512 BF16 or AMX, a CUDA GPU that supports it), else float32
+    (``training.precision``)."""
     skip_forced: bool = True
     """A decision with a single legal action is played without asking anyone and is not a
     transition: the seat's rewards keep flowing to its previous decision (about 23% of
@@ -164,6 +184,9 @@ class Args:
     iteration; Ctrl-C loses only the iteration under way."""
     progress: bool = True
     """Show a progress bar."""
+
+    def __post_init__(self) -> None:
+        episode_hands(self.episode)  # an unknown episode mode is an error naming the modes
 
 
 def load_args(config: str | None = None, overrides: dict[str, Any] | None = None) -> Args:

@@ -1,5 +1,8 @@
 """Trained policies as agents: ``make_agent("runs/x/checkpoints/best.pt")`` works anywhere an
-agent name does (``barbu eval --agents runs/x/checkpoints/best.pt,heuristic,...``).
+agent name does (``barbu eval --agents runs/x/checkpoints/best.pt,heuristic,...``), with
+parameters ``deterministic`` and ``device`` (``make_agent(path, device="cuda")``, or
+``best.pt:device=cuda`` as a spec; ``barbu eval --device``). The network computes on
+its device; observations go to it once per call and the actions come back once.
 
 The loader is declared under the ``barbu.agent_loaders`` entry point, so the agent
 registry finds it without importing torch for the baselines.
@@ -14,18 +17,29 @@ from typing import Any
 import numpy as np
 import torch
 
+from models.device import resolve_device
 from models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint
 
-#: (resolved path, mtime) -> model: tournaments build agents for every game.
-_CACHE: dict[tuple[str, float], BarbuActorCritic] = {}
+#: (resolved path, mtime, device) -> model: tournaments build agents for every game.
+_CACHE: dict[tuple[str, float, str], BarbuActorCritic] = {}
 
 
-def cached_model(path: str | Path) -> BarbuActorCritic:
+def cached_model(path: str | Path, device: str | torch.device = "cpu") -> BarbuActorCritic:
+    """The checkpoint's network on ``device``, read once per file version and device."""
     p = Path(path).resolve()
-    key = (str(p), p.stat().st_mtime)
+    where = resolve_device(device)
+    key = (str(p), p.stat().st_mtime, str(where))
     if key not in _CACHE:
-        _CACHE[key] = load_checkpoint(p)[0]
+        _CACHE[key] = load_checkpoint(p, where)[0]
     return _CACHE[key]
+
+
+def model_device(model: Any) -> torch.device:
+    """The device a network computes on: its parameters' for a torch module, else the CPU
+    (the adapters of ``training.external_agents`` take CPU tensors)."""
+    if isinstance(model, torch.nn.Module):
+        return next(model.parameters()).device
+    return torch.device("cpu")
 
 
 class PolicyAgent:
@@ -39,10 +53,15 @@ class PolicyAgent:
     file do, through the model cache), so a tournament asks them together through
     ``act_group`` — one forward pass for every game's decision, then each instance picks
     its own rows' actions, a sampling one drawing with its own generator (batched
-    Gumbel-max). The trainer plays its pool snapshots as sampling PolicyAgents."""
+    Gumbel-max). The trainer plays its pool snapshots as sampling PolicyAgents.
+
+    The network computes on its own device (``model_device``); each instance's generator
+    is a CPU one, so an agent draws the same actions on any device (up to the rounding of
+    the network's products)."""
 
     def __init__(self, model: BarbuActorCritic, seed: int = 0, deterministic: bool = True, name: str = "policy"):
         self.model = model
+        self.device = model_device(model)
         self.batch_key = model
         self.deterministic = deterministic
         self.name = name
@@ -50,7 +69,7 @@ class PolicyAgent:
 
     def probs_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Action probabilities ``[B, 85]`` (exactly 0 off the mask)."""
-        return _distribution(self.model, observations, masks).probs.numpy()
+        return _distribution(self.model, observations, masks).probs.cpu().numpy()
 
     def act(self, observation: dict[str, np.ndarray], agent: str | None = None) -> int:
         return int(self.act_batch(observation["observation"][None], observation["action_mask"][None])[0])
@@ -69,24 +88,43 @@ class PolicyAgent:
             if not agent.deterministic:
                 sampling.setdefault(id(agent), []).append(i)
         if len(sampling) == 1 and len(next(iter(sampling.values()))) == len(instances):  # one sampler, every row
-            return dist.sample(instances[0].generator).numpy().astype(np.int64)
+            return dist.sample(instances[0].generator).cpu().numpy().astype(np.int64)
         actions = dist.probs.argmax(dim=-1)
         for rows in sampling.values():
-            r = torch.tensor(rows)
+            r = torch.tensor(rows, device=actions.device)
             actions[r] = MaskedCategorical(dist.logits[r], dist.mask[r]).sample(instances[rows[0]].generator)
-        return actions.numpy().astype(np.int64)
+        return actions.cpu().numpy().astype(np.int64)
 
 
 def _distribution(model: BarbuActorCritic, observations: np.ndarray, masks: np.ndarray) -> MaskedCategorical:
-    """The network's masked distribution over a numpy batch (no gradients)."""
+    """The network's masked distribution over a numpy batch (no gradients), on the
+    network's device."""
+    device = model_device(model)
     with torch.no_grad():
-        return model.distribution(torch.as_tensor(observations, dtype=torch.float32), torch.as_tensor(masks))
+        return model.distribution(
+            torch.as_tensor(observations, dtype=torch.float32, device=device), torch.as_tensor(masks, device=device)
+        )
 
 
-def load_policy_agent(path: str | Path, seed: int = 0, deterministic: bool = True, **_: Any) -> PolicyAgent | None:
+def load_policy_agent(
+    path: str | Path,
+    seed: int = 0,
+    deterministic: bool = True,
+    device: str = "cpu",
+    rules: Any = None,
+    **unknown: Any,
+) -> PolicyAgent | None:
     """A PolicyAgent (greedy unless ``deterministic=False``) from a checkpoint written by
-    ``models.policy.save_checkpoint``; None for other files."""
+    ``models.policy.save_checkpoint``, its network on ``device`` (``cpu`` by default:
+    tournaments play in several processes; ``auto``, ``cuda``, ``cuda:N``, ``mps``; a
+    device this machine lacks is a ValueError); None for other files. ``rules`` is
+    ignored (a policy plays by what it learned); any other parameter is a ValueError."""
     if Path(path).suffix != ".pt":
         return None
+    if unknown:
+        raise ValueError(
+            f"checkpoint agent {Path(path).name} has no parameter {', '.join(sorted(unknown))} "
+            f"(it takes: deterministic, device)"
+        )
     torch.set_num_threads(1)
-    return PolicyAgent(cached_model(path), seed=seed, deterministic=deterministic, name=Path(path).stem)
+    return PolicyAgent(cached_model(path, device), seed=seed, deterministic=deterministic, name=Path(path).stem)

@@ -26,6 +26,13 @@ the run's seed and the iteration). ``latest.pt`` is written every ``checkpoint_m
 and at every periodic evaluation; Ctrl-C saves the last whole iteration to it and exits
 with one line (``TrainingInterrupted``); a killed run loses the work since the last one.
 
+Device (``device``, ``models.device``): the model, the optimizer's state, the update's
+minibatches (copied from the CPU one at a time) and the rollouts' inference (the pool
+snapshots' too) live on it; checkpoints are saved on the CPU and a resumed run loads
+them onto its device. Progress (``progress``): a bar counting decisions, or under a time
+budget the percent of the run by whichever limit ends it first, then a bar per final
+evaluation.
+
 Run: ``barbu train --config configs/train/quick.yaml`` (any field can be overridden:
 ``--seed 3 --total-decisions 2000000``), or ``python -m training.ppo ...``. A fresh run
 replaces the logs and checkpoints of an earlier run of the same name.
@@ -47,8 +54,10 @@ import torch
 import yaml
 
 from barbu_env.rules import load_rules
+from models.device import resolve_device
 from models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
 from training.config import Args, build_parser, load_args, model_config
+from training.precision import autocast, resolve_precision
 from training.rollout import GAME_KINDS, Collector, Rollout
 
 __all__ = ["Args", "Trainer", "TrainingInterrupted", "build_parser", "load_args", "main", "model_config", "train"]
@@ -65,62 +74,88 @@ def as_tensors(rollout: Rollout, central_critic: bool) -> dict[str, torch.Tensor
     return out
 
 
+def minibatch(b: dict, mb: torch.Tensor, device: torch.device) -> dict[str, torch.Tensor]:
+    """Rows ``mb`` of the rollout's tensors, gathered on the CPU and copied to ``device``
+    (the model's: a whole rollout, gigabytes of observations, may not fit on a GPU; a
+    minibatch does); no ``states`` without a privileged critic."""
+    return {k: v[mb].to(device) for k, v in b.items() if v is not None}
+
+
 def imitation_update(
-    model: BarbuActorCritic, optimizer: torch.optim.Optimizer, b: dict, args: Args, gen: torch.Generator
+    model: BarbuActorCritic,
+    optimizer: torch.optim.Optimizer,
+    b: dict,
+    args: Args,
+    gen: torch.Generator,
+    dtype: torch.dtype = torch.float32,
 ) -> dict[str, float]:
     """Warm start: train the policy to pick the teacher's actions (masked cross-entropy)
     and the value head to predict the returns, ``bc_epochs`` passes of
-    ``bc_minibatch_size`` (shuffled with ``gen``). Returns the last minibatch's losses and
-    accuracy."""
+    ``bc_minibatch_size`` (shuffled with ``gen``), the forward passes' matrix products in
+    ``dtype`` (``training.precision``), each minibatch copied to the model's device.
+    Returns the last minibatch's losses and accuracy."""
     n = len(b["obs"])
+    device = next(model.parameters()).device
     for _epoch in range(args.bc_epochs):
         perm = torch.randperm(n, generator=gen)
         for lo in range(0, n, args.bc_minibatch_size):
-            mb = perm[lo : lo + args.bc_minibatch_size]
-            logits, newvalue = model(b["obs"][mb], b["states"][mb] if b["states"] is not None else None)
-            dist = MaskedCategorical(logits, b["masks"][mb])
-            bc_loss = -dist.log_prob(b["actions"][mb]).mean()
-            v_loss = 0.5 * ((newvalue - b["returns"][mb]) ** 2).mean()
+            m = minibatch(b, perm[lo : lo + args.bc_minibatch_size], device)
+            with autocast(dtype, device):
+                logits, newvalue = model(m["obs"], m.get("states"))
+            logits, newvalue = logits.float(), newvalue.float()
+            dist = MaskedCategorical(logits, m["masks"])
+            bc_loss = -dist.log_prob(m["actions"]).mean()
+            v_loss = 0.5 * ((newvalue - m["returns"]) ** 2).mean()
             loss = bc_loss + args.vf_coef * v_loss
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
             optimizer.step()
     with torch.no_grad():
-        accuracy = (dist.mode() == b["actions"][mb]).float().mean().item()
+        accuracy = (dist.mode() == m["actions"]).float().mean().item()
     return {"losses/bc_loss": bc_loss.item(), "losses/bc_value_loss": v_loss.item(), "charts/bc_accuracy": accuracy}
 
 
 def ppo_update(
-    model: BarbuActorCritic, optimizer: torch.optim.Optimizer, b: dict, args: Args, gen: torch.Generator
+    model: BarbuActorCritic,
+    optimizer: torch.optim.Optimizer,
+    b: dict,
+    args: Args,
+    gen: torch.Generator,
+    dtype: torch.dtype = torch.float32,
 ) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over the rollout (CleanRL's update, with the
-    masks reapplied; minibatches shuffled with ``gen``). Returns the last minibatch's
+    masks reapplied; minibatches shuffled with ``gen``; the forward passes' matrix products
+    in ``dtype``, ``training.precision``). Returns the last minibatch's
     losses, the clip fraction, the explained variance, and ``losses/first_ratio_error``:
     the largest ``|ratio - 1|`` of the first minibatch (0 up to rounding: the stored
-    log-probabilities are the model's own before the update)."""
+    log-probabilities are the model's own before the update). The rollout ``b`` stays on
+    the CPU; each minibatch is copied to the model's device (``minibatch``)."""
     n = len(b["obs"])
+    device = next(model.parameters()).device
     clipfracs, approx_kl, first_ratio_error = [], torch.tensor(0.0), None
     for _epoch in range(args.update_epochs):
         perm = torch.randperm(n, generator=gen)
         for lo in range(0, n, args.minibatch_size):
-            mb = perm[lo : lo + args.minibatch_size]
-            logits, newvalue = model(b["obs"][mb], b["states"][mb] if b["states"] is not None else None)
-            dist = MaskedCategorical(logits, b["masks"][mb])
-            newlogprob = dist.log_prob(b["actions"][mb])
+            m = minibatch(b, perm[lo : lo + args.minibatch_size], device)
+            with autocast(dtype, device):
+                logits, newvalue = model(m["obs"], m.get("states"))
+            logits, newvalue = logits.float(), newvalue.float()
+            dist = MaskedCategorical(logits, m["masks"])
+            newlogprob = dist.log_prob(m["actions"])
             entropy = dist.entropy()
-            logratio = newlogprob - b["logprobs"][mb]
+            logratio = newlogprob - m["logprobs"]
             ratio = logratio.exp()
             with torch.no_grad():
                 approx_kl = ((ratio - 1) - logratio).mean()  # http://joschu.net/blog/kl-approx.html
                 if first_ratio_error is None:
                     first_ratio_error = (ratio - 1).abs().max().item()
                 clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-            mb_adv = b["advantages"][mb]
+            mb_adv = m["advantages"]
             if args.norm_adv:
                 mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
             pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-            returns, values = b["returns"][mb], b["values"][mb]
+            returns, values = m["returns"], m["values"]
             if args.clip_vloss:
                 v_clipped = values + (newvalue - values).clamp(-args.clip_coef, args.clip_coef)
                 v_loss = 0.5 * torch.max((newvalue - returns) ** 2, (v_clipped - returns) ** 2).mean()
@@ -158,15 +193,16 @@ class Trainer:
         from torch.utils.tensorboard import SummaryWriter
 
         self.args = args
-        rules = load_rules(args.rules)  # a bad preset or checkpoint fails before the run folder is touched
-        torch.manual_seed(args.seed)  # the initial weights
+        rules = load_rules(args.rules)  # a bad preset, device or checkpoint fails before the run folder is touched
+        self.device = resolve_device(args.device)
+        torch.manual_seed(args.seed)  # the initial weights (drawn on the CPU: the same on every device)
         torch.set_num_threads(args.torch_threads)
-        # --- the model, the optimizer and the counters (restored on resume) ---
-        self.model = BarbuActorCritic(model_config(args))
+        # --- the model, the optimizer and the counters (restored on resume, onto the device) ---
+        self.model = BarbuActorCritic(model_config(args)).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.learning_rate, eps=1e-5)
         self.update_gen = torch.Generator().manual_seed(args.seed)  # the updates' minibatch shuffles
         self.iteration = self.decisions = self.next_snapshot_id = 0
-        self.pool: dict[int, dict] = {}  # snapshot id -> state dict
+        self.pool: dict[int, dict] = {}  # snapshot id -> state dict, on the CPU (their networks: on the device)
         self.history: list[dict] = []  # the periodic evaluations: the learning curve
         self.best: dict[str, Any] = {"score": -float("inf"), "path": None}
         self.start, self.minutes_before = time.time(), 0.0
@@ -185,10 +221,18 @@ class Trainer:
             "hyperparameters",
             "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()),
         )
-        self.collector = Collector(args, rules)
+        self.dtype = resolve_precision(args.precision, next(self.model.parameters()).device)
+        self.collector = Collector(args, rules, dtype=self.dtype)
         self.start = self.last_checkpoint = time.time()  # this session's
-        self.timing = {"decisions": 0, "collect_seconds": 0.0, "update_seconds": 0.0}  # this process's work
+        self.timing = {  # this process's work
+            "decisions": 0,
+            "transitions": 0,
+            "update_epochs": args.update_epochs,
+            "collect_seconds": 0.0,
+            "update_seconds": 0.0,
+        }
         self.boundary = self.state()  # the state after the last whole iteration (what Ctrl-C saves)
+        self.bar = None  # run()'s progress bar (tqdm), kept after it closes
 
     def _resume(self, path: str) -> None:
         """Restore everything ``state`` holds from a checkpoint; a checkpoint of another
@@ -232,8 +276,9 @@ class Trainer:
         return self.minutes_before + (time.time() - self.start) / 60
 
     def checkpoint(self, path: Path, state: dict[str, Any] | None = None) -> Path:
-        """Save ``state`` (default: the current one) with the run's config; saving is
-        atomic (``save_checkpoint``), so a run killed while saving keeps the previous one."""
+        """Save ``state`` (default: the current one) with the run's config, every tensor on
+        the CPU whatever the training device (it loads anywhere); saving is atomic
+        (``save_checkpoint``), so a run killed while saving keeps the previous one."""
         state = dict(state or self.state())
         model = BarbuActorCritic(self.model.config)
         model.load_state_dict(state.pop("state_dict"))
@@ -247,6 +292,15 @@ class Trainer:
         if self.args.time_budget_minutes:  # a resumed run's budget includes its earlier sessions
             done = max(done, self.minutes() / self.args.time_budget_minutes)
         return min(done, 1.0)
+
+    def bar_position(self) -> tuple[float, float]:
+        """Where the progress bar stands, ``(done, total)`` in its units: decisions out of
+        ``total_decisions``; with a time budget, percent of the run (``progress``: whichever
+        limit ends the run first), so that its rate and time left are the run's. A resumed
+        run starts where it stood."""
+        if self.args.time_budget_minutes:
+            return 100.0 * self.progress(), 100.0
+        return self.decisions, self.args.total_decisions
 
     def imitating(self) -> bool:
         """Whether the current iteration belongs to the warm start."""
@@ -285,18 +339,19 @@ class Trainer:
         self.model.train()
         batch = as_tensors(rollout, args.central_critic)
         update = imitation_update if self.imitating() else ppo_update
-        stats = update(self.model, self.optimizer, batch, args, self.update_gen)
+        stats = update(self.model, self.optimizer, batch, args, self.update_gen, self.dtype)
         self.model.eval()
         update_time = time.time() - t1
         # --- opponents pool: a snapshot every snapshot_every iterations, the oldest dropped ---
         if args.snapshot_every and self.iteration % args.snapshot_every == 0:
-            self.pool[self.next_snapshot_id] = {k: v.clone() for k, v in self.model.state_dict().items()}
+            self.pool[self.next_snapshot_id] = {k: v.to("cpu", copy=True) for k, v in self.model.state_dict().items()}
             self.next_snapshot_id += 1
             while len(self.pool) > args.pool_size:
                 del self.pool[min(self.pool)]
         # --- logging ---
         sps = rollout.decisions / (collect_time + update_time)
         self.timing["decisions"] += rollout.decisions
+        self.timing["transitions"] += len(rollout.actions)
         self.timing["collect_seconds"] += collect_time
         self.timing["update_seconds"] += update_time
         scalars = {
@@ -315,11 +370,12 @@ class Trainer:
             self.writer.add_scalar(tag, value, self.decisions)
         return sps
 
-    def evaluate(self, games: int) -> dict[str, Any]:
+    def evaluate(self, games: int, progress: bool = False) -> dict[str, Any]:
         """A periodic duplicate evaluation of the latest weights: a point on the learning
-        curve, ``best.pt`` if it beats the best so far against the first eval opponent."""
+        curve, ``best.pt`` if it beats the best so far against the first eval opponent
+        (``progress``: its own bars, for when the training bar is closed)."""
         path = self.checkpoint(self.ckpt_dir / "latest.pt")
-        found = evaluate_checkpoint(path, self.args, games)
+        found = evaluate_checkpoint(path, self.args, games, progress=progress)
         self.history.append(
             {
                 "iteration": self.iteration,
@@ -339,21 +395,25 @@ class Trainer:
 
     def run(self) -> dict[str, Any]:
         """Train until ``total_decisions`` or the time budget, then evaluate the best
-        checkpoint; returns the summary (also written to ``summary.json``)."""
+        checkpoint; returns the summary (also written to ``summary.json``). With
+        ``progress``, a bar on stderr (``bar_position``; kept as ``self.bar``) and one per
+        opponent for the final evaluation."""
         from tqdm import tqdm
 
         args = self.args
-        bar = tqdm(
-            total=args.total_decisions,
-            initial=self.decisions,
-            unit="dec",
+        done, total = self.bar_position()
+        budget = bool(args.time_budget_minutes)
+        self.bar = bar = tqdm(
+            total=total,
+            initial=done,
+            unit="%" if budget else "dec",
+            bar_format="{l_bar}{bar}| {elapsed}<{remaining}{postfix}" if budget else None,
             disable=not args.progress,
             dynamic_ncols=True,
         )
         last_eval = ""
         try:
             while self.decisions < args.total_decisions and self.progress() < 1.0:
-                before = self.decisions
                 sps = self.iterate()
                 # --- evaluation and checkpoints ---
                 if args.eval_every and self.iteration % args.eval_every == 0:
@@ -362,9 +422,12 @@ class Trainer:
                 elif time.time() - self.last_checkpoint >= args.checkpoint_minutes * 60:
                     self.checkpoint(self.ckpt_dir / "latest.pt")
                 self.boundary = self.state()
-                bar.update(self.decisions - before)
+                bar.update(self.bar_position()[0] - bar.n)
                 phase = "imitating" if self.imitating() else "PPO"
-                bar.set_postfix_str(f"it {self.iteration} {phase} SPS {sps:,.0f} eval {last_eval or '-'}")
+                spent = ""
+                if budget:  # what the percent is made of
+                    spent = f"{self.decisions:,} dec {self.minutes():.3g}/{args.time_budget_minutes:g} min "
+                bar.set_postfix_str(f"{spent}it {self.iteration} {phase} SPS {sps:,.0f} eval {last_eval or '-'}")
         except KeyboardInterrupt:
             # the iteration under way is dropped: its update may be half done
             path = self.checkpoint(self.ckpt_dir / "latest.pt", self.boundary)
@@ -378,12 +441,14 @@ class Trainer:
         """The end of the run: a last point on the learning curve, the final evaluation of
         the best checkpoint on held-out deals, the curve's plot and the summary."""
         args = self.args
-        if args.eval_every:
-            self.evaluate(args.eval_games)
+        if args.eval_every:  # after the training bar: this one may show its own
+            self.evaluate(args.eval_games, progress=args.progress)
         final_path = Path(self.best["path"]) if self.best["path"] else self.checkpoint(self.ckpt_dir / "latest.pt")
         # The best checkpoint was picked on the periodic evaluations' deals: the final
         # evaluation plays fresh ones, so its figure carries no selection bias.
-        final = evaluate_checkpoint(final_path, args, args.final_eval_games, seed=args.final_eval_seed)
+        final = evaluate_checkpoint(
+            final_path, args, args.final_eval_games, seed=args.final_eval_seed, progress=args.progress
+        )
         for opp, v in final.items():
             self.writer.add_scalar(f"eval/final_score_vs_{opp}", v["mean"], self.decisions)
         if self.history:
@@ -421,9 +486,12 @@ def train(args: Args) -> dict[str, Any]:
 # ---------------------------------------------------------------------- evaluation
 
 
-def evaluate_checkpoint(path: Path, args: Args, games: int, seed: int | None = None) -> dict[str, Any]:
+def evaluate_checkpoint(
+    path: Path, args: Args, games: int, seed: int | None = None, progress: bool = False
+) -> dict[str, Any]:
     """Duplicate evaluation of a checkpoint against three of each eval opponent (on the
-    periodic evaluations' deals unless another ``seed`` is given)."""
+    periodic evaluations' deals unless another ``seed`` is given), the checkpoint played on
+    the CPU in ``num_workers`` processes; ``progress``: a bar per opponent on stderr."""
     from barbu_env.tournament import evaluate
 
     out = {}
@@ -434,6 +502,7 @@ def evaluate_checkpoint(path: Path, args: Args, games: int, seed: int | None = N
             seed=args.eval_seed if seed is None else seed,
             rules=args.rules,
             workers=args.num_workers,
+            progress=progress,
         )
         entry = result.entries[0]
         ci = list(entry.score.ci95) if entry.score.ci95 else [entry.score.mean, entry.score.mean]

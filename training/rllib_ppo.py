@@ -18,6 +18,13 @@ Single machine, no setup::
 Ray cluster: ``ray start --head`` on one node, ``ray start --address HEAD_IP:6379`` on
 each other node (each with this project installed in the same way), then the same
 command with ``--address auto`` (or ``--address HEAD_IP:6379``) on the head node.
+To keep the env runners off the head node (which runs the driver and its learner),
+start the other nodes with a custom resource, ``ray start --address HEAD_IP:6379
+--resources '{"env_runner": 4}'``, and add ``--env-runner-resource env_runner``: each
+env runner takes one unit of it, so they go to those nodes only. ``summary.json``
+lists the node ids the env runners ran on.
+``tests/test_ray_cluster.py`` trains so on a simulated two-node cluster
+(``ray.cluster_utils.Cluster``), and ``training/bench_rllib_cluster.py`` measures it.
 
 The algorithm checkpoint is saved to ``out/checkpoint``; its shared policy is an agent
 for ``barbu eval`` (``training.external_agents.load_rllib_agent``)::
@@ -57,6 +64,9 @@ class Args:
     """Sampling actors (each steps its own games)."""
     envs_per_env_runner: int = 4
     """Games each env runner steps together."""
+    env_runner_resource: str = ""
+    """Custom Ray resource each env runner takes one unit of, so that they run only on the nodes that offer it
+    (``ray start --resources '{"NAME": 4}'``); empty: on any node."""
     train_batch_size: int = 8000
     """Env steps (decisions, all seats) per iteration."""
     minibatch_size: int = 1000
@@ -111,7 +121,11 @@ def build_config(args: Args) -> PPOConfig:
                 }
             )
         )
-        .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=args.envs_per_env_runner)
+        .env_runners(
+            num_env_runners=args.num_env_runners,
+            num_envs_per_env_runner=args.envs_per_env_runner,
+            custom_resources_per_env_runner={args.env_runner_resource: 1} if args.env_runner_resource else {},
+        )
         .training(
             train_batch_size_per_learner=args.train_batch_size,
             minibatch_size=args.minibatch_size,
@@ -125,10 +139,18 @@ def build_config(args: Args) -> PPOConfig:
     )
 
 
+def _node_id(_runner) -> str:
+    """The Ray node id of the process this runs in (called on each env runner)."""
+    import ray
+
+    return ray.get_runtime_context().get_node_id()
+
+
 def train(args: Args) -> dict:
     """Train for ``iterations`` (or ``minutes``), save ``out/checkpoint``; returns a
     summary with the throughput (env steps per second over the run, sampling and
-    updates together, as PPO alternates them)."""
+    updates together, as PPO alternates them) and where it ran: the Ray node ids of the
+    driver (and its learner) and of each remote env runner, as the runners report them."""
     import ray
 
     Path(args.out).mkdir(parents=True, exist_ok=True)
@@ -150,6 +172,8 @@ def train(args: Args) -> dict:
             if args.minutes and time.monotonic() - start > 60 * args.minutes:
                 break
         seconds = time.monotonic() - start
+        driver_node = ray.get_runtime_context().get_node_id()
+        env_runner_nodes = algo.env_runner_group.foreach_env_runner(_node_id, local_env_runner=False)
         checkpoint = Path(args.out).resolve() / "checkpoint"
         algo.save_to_path(str(checkpoint))
         algo.stop()
@@ -167,6 +191,8 @@ def train(args: Args) -> dict:
         "env_steps_per_second": round(steps / seconds, 1) if seconds else 0.0,
         "env_steps_per_second_after_first_iteration": steady,
         "history": history,
+        "driver_node": driver_node,
+        "env_runner_nodes": env_runner_nodes,
         "args": dataclasses.asdict(args),
     }
     (Path(args.out) / "summary.json").write_text(json.dumps(summary, indent=2))

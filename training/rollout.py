@@ -9,7 +9,9 @@ in between, times ``reward_scale`` — the rule of ``barbu_env.credit``, which t
 Gymnasium and RLlib environments follow too. Forced decisions (a single legal action)
 are played without asking anyone and are not transitions (``skip_forced``). Advantages
 are computed by GAE along each seat's own sequence of transitions (Schulman et al.
-2016, eq. 16), never across seats. Rollouts are whole games, so no sequence is cut.
+2016, eq. 16), never across seats. Rollouts are whole games, or whole episodes of the
+``episode`` mode (the first 7 hands, the first hand), which end as terminal: no sequence
+is cut.
 
 Opponents: each game of a rollout is, by the weights ``opp_self`` / ``opp_pool`` /
 ``opp_baselines``, either pure self-play (all four seats learn), or one or two learning
@@ -27,13 +29,15 @@ import numpy as np
 import torch
 
 from barbu_env.agents import Agent, act_batch, make_agent
+from barbu_env.agents.registry import agent_takes
 from barbu_env.credit import NO_DECISION, SeatCredit
-from barbu_env.engine import NUM_ACTIONS, NUM_PLAYERS
+from barbu_env.engine import NUM_ACTIONS, NUM_HANDS, NUM_PLAYERS, episode_hands
 from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM
 from barbu_env.vector import VectorBarbu
 from models.policy import BarbuActorCritic, MaskedCategorical
 from training.config import Args, model_config
 from training.policy_agent import PolicyAgent
+from training.precision import autocast
 
 GAME_KINDS = ("self", "pool", "agent")  # self-play, against a pool snapshot, against baselines
 DECISIONS_PER_GAME = 1400  # a little more than the unforced decisions of a game (about 1,210): the buffers' start
@@ -144,25 +148,31 @@ def opponent_plan(
 
 
 class Collector:
-    """Rollouts on the batched engine: ``num_games`` whole games in lockstep in this process.
+    """Rollouts on the batched engine: ``num_games`` whole games (episodes) in lockstep in this process.
 
     Each step asks every live game's seat to act at once, grouped by who plays it: the
-    learning policy (one batched forward pass, on ``torch_threads`` threads), then each
-    opponent (a baseline or a pool snapshot, through ``act_batch``); forced decisions
+    learning policy (one batched forward pass on its device: the step's observations and
+    masks copied there once, its actions, log-probabilities and values back in one copy;
+    on ``torch_threads`` threads on the CPU), then each opponent (a baseline or a pool
+    snapshot, its network on the policy's device, through ``act_batch``); forced decisions
     (``skip_forced``) and games already over take their first legal action without
     asking anyone. The learning seats' transitions go straight into buffers kept from
     one rollout to the next; their rewards are credited by ``barbu_env.credit.SeatCredit``."""
 
-    def __init__(self, args: Args, rules, capacity: int = 0):
+    def __init__(self, args: Args, rules, capacity: int = 0, dtype: torch.dtype = torch.float32):
         """``capacity``: transitions the buffers hold before they grow (default: about
-        ``num_games`` whole games of four learning seats)."""
+        ``num_games`` whole episodes of four learning seats). ``dtype``: the learning
+        policy's matrix products (``training.precision``; the update's, so that the
+        stored log-probabilities are the ones the update recomputes)."""
         self.args = args
+        self.dtype = dtype
         self.rules = rules
-        self.env = VectorBarbu(args.num_games, rules, seed=args.seed, copy=False)
+        self.env = VectorBarbu(args.num_games, rules, seed=args.seed, copy=False, episode=args.episode)
         self.baseline_names = [b for b in args.baselines.split(",") if b]  # built afresh for each rollout
         self.snapshot_models: dict[int, BarbuActorCritic] = {}  # pool id -> its network, built once
         self.buf: dict[str, np.ndarray] = {}
-        self._grow(capacity or args.num_games * DECISIONS_PER_GAME)
+        per_game = -(-DECISIONS_PER_GAME * episode_hands(args.episode) // NUM_HANDS)  # a share of a game's
+        self._grow(capacity or args.num_games * per_game)
 
     def _grow(self, capacity: int) -> None:
         """Allocate larger transition buffers, keeping what they hold."""
@@ -190,15 +200,18 @@ class Collector:
         """Transitions the buffers hold."""
         return len(self.buf["actions"])
 
-    def snapshot_agents(self, pool: dict[int, dict], rng: np.random.Generator) -> list[PolicyAgent]:
+    def snapshot_agents(
+        self, pool: dict[int, dict], rng: np.random.Generator, device: torch.device | str = "cpu"
+    ) -> list[PolicyAgent]:
         """The pool's snapshots (id -> state dict) as sampling agents, seeded from ``rng``,
-        in the pool's order; networks of snapshots gone from the pool are forgotten."""
+        in the pool's order, their networks built on ``device`` (the learning policy's);
+        networks of snapshots gone from the pool are forgotten."""
         for sid in [s for s in self.snapshot_models if s not in pool]:
             del self.snapshot_models[sid]
         agents = []
         for sid, state_dict in pool.items():
             if sid not in self.snapshot_models:
-                self.snapshot_models[sid] = BarbuActorCritic(model_config(self.args))
+                self.snapshot_models[sid] = BarbuActorCritic(model_config(self.args)).to(device)
                 self.snapshot_models[sid].load_state_dict(state_dict)
                 self.snapshot_models[sid].eval()
             agents.append(
@@ -210,6 +223,12 @@ class Collector:
                 )
             )
         return agents
+
+    def _make(self, spec: str, seed: int, device: torch.device) -> Agent:
+        """A baseline or teacher by its spec, on ``device`` if it takes one (a trained
+        checkpoint, pimc with a checkpoint rollout policy) and its spec names none."""
+        placed = {"device": str(device)} if agent_takes(spec, "device") else {}
+        return make_agent(spec, seed=seed, rules=self.rules, **placed)
 
     def collect(
         self,
@@ -229,10 +248,11 @@ class Collector:
         are the seats' discounted Monte Carlo returns."""
         args, env, B = self.args, self.env, self.args.num_games
         # --- who plays each seat of each game ---
-        teacher_agent = make_agent(teacher, seed=int(rng.integers(2**31)), rules=self.rules) if teacher else None
+        device = next(model.parameters()).device  # the opponents' networks go there too
+        teacher_agent = self._make(teacher, int(rng.integers(2**31)), device) if teacher else None
         # seeded from rng, like everything else: a rollout depends on its rng alone, not on earlier rollouts
-        baselines = [make_agent(b, seed=int(rng.integers(2**31)), rules=self.rules) for b in self.baseline_names]
-        snapshots = self.snapshot_agents(pool, rng)
+        baselines = [self._make(b, int(rng.integers(2**31)), device) for b in self.baseline_names]
+        snapshots = self.snapshot_agents(pool, rng, device)
         opponents: list[Agent] = [*baselines, *snapshots]
         kinds, learning, opponent = opponent_plan(
             args, rng, B, len(baselines), len(snapshots), teacher=teacher_agent is not None
@@ -326,19 +346,23 @@ class Collector:
             buf["logprobs"][new] = 0.0
             buf["values"][new] = 0.0
         else:
+            device = next(model.parameters()).device  # the policy's: inputs go there once, results come back once
             states = None
             if self.args.central_critic:
                 st = buf["states"][new]
                 st[:, :OBS_DIM] = o
                 st[:, OBS_DIM:] = self.env.other_hands()[idx]
-                states = torch.from_numpy(st)
+                states = torch.from_numpy(st).to(device)
             with torch.no_grad():
-                logits, values = model(torch.from_numpy(o), states)
-                dist = MaskedCategorical(logits, torch.from_numpy(m))
+                with autocast(self.dtype, device):
+                    logits, values = model(torch.from_numpy(o).to(device), states)
+                logits, values = logits.float(), values.float()
+                dist = MaskedCategorical(logits, torch.from_numpy(m).to(device))
                 a_t = dist.sample(torch_gen)
-                buf["logprobs"][new] = dist.log_prob(a_t).numpy()
-                buf["values"][new] = values.numpy()
-            a = a_t.numpy()
+                # log-probabilities, values and actions (ids < 85: exact as floats) in one copy to the host
+                step = torch.stack((dist.log_prob(a_t), values, a_t.float())).cpu().numpy()
+            buf["logprobs"][new], buf["values"][new] = step[0], step[1]
+            a = step[2].astype(np.int64)
         buf["actions"][new] = a
         buf["rewards"][new] = 0.0
         buf["dones"][new] = False

@@ -85,23 +85,47 @@ def act_batch(
     ).reshape(len(observations))
 
 
+def group_ids(agents: Sequence[Agent]) -> np.ndarray:
+    """int64 ``[B]``: a number per group of agents that :func:`act_rows` asks in one call
+    (the instances of a :class:`GroupAgent` with equal ``batch_key``; one agent object),
+    numbered in order of first appearance.
+
+    >>> from barbu_env.agents import make_agent
+    >>> a, b = make_agent("heuristic", seed=1), make_agent("heuristic", seed=2)
+    >>> c = make_agent("random", seed=3)
+    >>> group_ids([c, a, b, c, a]).tolist()
+    [0, 1, 1, 0, 1]
+    """
+    ids: dict[tuple[str, Hashable], int] = {}
+    keys = (getattr(agent, "batch_key", None) for agent in agents)
+    return np.array(
+        [ids.setdefault(("object", id(a)) if k is None else ("group", k), len(ids)) for a, k in zip(agents, keys)],
+        dtype=np.int64,
+    )
+
+
 def act_rows(
-    agents: Sequence[Agent], observations: np.ndarray, masks: np.ndarray, names: Sequence[str] | None = None
+    agents: Sequence[Agent],
+    observations: np.ndarray,
+    masks: np.ndarray,
+    names: Sequence[str] | None = None,
+    groups: np.ndarray | None = None,
 ) -> np.ndarray:
     """Actions int64 ``[B]`` for a batch in which row i is decided by ``agents[i]``.
 
     Rows are grouped so that each agent is called once: instances of a
     :class:`GroupAgent` with equal ``batch_key`` through ``act_group``; the rows of one
     agent object through :func:`act_batch` (its ``act_batch``, else ``act`` row by row,
-    with ``names[i]`` as the acting agent's name)."""
+    with ``names[i]`` as the acting agent's name), groups in order of their first row.
+    ``groups``: the rows' :func:`group_ids`, for a caller that asks the same agents step
+    after step and numbers them once, over all of them (grouping costs more per row than
+    some agents' decisions); by default numbered here."""
     actions = np.empty(len(agents), dtype=np.int64)
-    groups: dict[tuple[str, Hashable], list[int]] = {}
-    for i, agent in enumerate(agents):
-        key = getattr(agent, "batch_key", None)
-        groups.setdefault(("object", id(agent)) if key is None else ("group", key), []).append(i)
-    for (kind, _), rows in groups.items():
+    groups = group_ids(agents) if groups is None else np.asarray(groups)
+    for group in dict.fromkeys(groups.tolist()):
+        rows = np.flatnonzero(groups == group)
         first = agents[rows[0]]
-        if kind == "group":
+        if getattr(first, "batch_key", None) is not None:
             chosen = type(first).act_group([agents[i] for i in rows], observations[rows], masks[rows])
         else:
             chosen = act_batch(

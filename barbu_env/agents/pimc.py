@@ -32,7 +32,10 @@ the command line): ``worlds`` sampled deals per decision (default 32), ``rollout
 rollout policy's agent spec (a registered name or a checkpoint path), ``time_limit``
 seconds per decision (worlds are then searched in rounds of up to 8 until the limit or
 ``worlds`` is reached; results then depend on the machine), ``baseline`` whether
-contract choices subtract the contract's average (default true), ``seed``.
+contract choices subtract the contract's average (default true), ``device`` where a
+rollout policy that takes one (a trained checkpoint) computes (its own default, the CPU,
+unless given: ``"pimc:rollout=runs/x/best.pt,device=cuda"``; ``barbu eval --device``
+sets it), ``seed``.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from ..rules import Rules, load_rules
 from ..vector import VectorBarbu
 from ..worlds import sample_worlds
 from .base import Agent, act_batch
-from .registry import make_agent, register
+from .registry import agent_takes, make_agent, register
 
 #: Worlds per decision by default: the strength and speed table in the README (8, 16, 32, 64
 #: worlds against three heuristics) chose it; 400 duplicate games with one pimc seat take
@@ -87,6 +90,7 @@ class PimcAgent:
         rollout: str = "heuristic",
         time_limit: float | None = None,
         baseline: bool = True,
+        device: str | None = None,
     ):
         if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
             raise ValueError(f"pimc: worlds must be a positive int, not {worlds!r}")
@@ -101,9 +105,10 @@ class PimcAgent:
         self.baseline = bool(baseline)
         self.seed = seed
         self.rng = np.random.default_rng(seed)
-        self.rollout_agent: Agent = make_agent(rollout, seed=seed, rules=self.rules)
+        placed = {"device": device} if device is not None and agent_takes(rollout, "device") else {}
+        self.rollout_agent: Agent = make_agent(rollout, seed=seed, rules=self.rules, **placed)
         self.name = "pimc" if (worlds, rollout) == (DEFAULT_WORLDS, "heuristic") else f"pimc{worlds}-{rollout}"
-        self.batch_key: Hashable = ("pimc", self.rules, worlds, rollout, time_limit, self.baseline)
+        self.batch_key: Hashable = ("pimc", self.rules, worlds, rollout, time_limit, self.baseline, device)
         #: Rollout decisions taken by this instance's searches (for the benchmark).
         self.rollout_decisions = 0
 

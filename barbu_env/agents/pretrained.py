@@ -6,7 +6,8 @@ card beside it (``<name>.md``: the rules it was trained under, the observation l
 the config and command that trained it, wall time, decisions and its results). Loading
 one goes through the checkpoint loaders (``barbu.agent_loaders`` entry points, so torch
 is imported only when a shipped policy is asked for); it plays its most likely legal
-action, or samples with ``deterministic=False``.
+action, or samples with ``deterministic=False``; ``device`` (``cpu`` by default) is where
+its network computes (``ppo:device=cuda``).
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ def pretrained_path(name: str) -> Path:
 
 
 def _factory(name: str):
-    def make(seed: int = 0, rules: Any = None, deterministic: bool = True) -> Agent:
-        agent = make_agent(str(pretrained_path(name)), seed=seed, deterministic=deterministic)
+    def make(seed: int = 0, rules: Any = None, deterministic: bool = True, device: str = "cpu") -> Agent:
+        agent = make_agent(str(pretrained_path(name)), seed=seed, deterministic=deterministic, device=device)
         agent.name = name
         return agent
 

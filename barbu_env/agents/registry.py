@@ -5,11 +5,13 @@
 An agent spec is a registered name or a checkpoint path, optionally followed by ``:`` and
 ``key=value`` parameters separated by commas. Values are read as ints, floats,
 ``true``/``false``, ``none``, or else kept as text. In a comma-separated list of agents
-(``--agents``), a piece containing ``=`` and no ``:`` is a parameter of the agent before
-it (``split_agent_specs``), so no quoting is needed beyond the shell's:
+(``--agents``), a piece that starts with a parameter name and ``=`` is a parameter of the
+agent before it (``split_agent_specs``), so no quoting is needed beyond the shell's:
 
 >>> split_agent_specs("pimc:worlds=32,rollout=random,heuristic,heuristic,heuristic")
 ['pimc:worlds=32,rollout=random', 'heuristic', 'heuristic', 'heuristic']
+>>> split_agent_specs("runs/a/best.pt:deterministic=false,device=cuda:1,random")
+['runs/a/best.pt:deterministic=false,device=cuda:1', 'random']
 >>> parse_agent_spec("pimc:worlds=32,time_limit=0.5,baseline=false")
 ('pimc', {'worlds': 32, 'time_limit': 0.5, 'baseline': False})
 """
@@ -17,6 +19,7 @@ it (``split_agent_specs``), so no quoting is needed beyond the shell's:
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -71,6 +74,10 @@ def _load_entry_point_loaders() -> None:
             _LOADERS.append(loader)
 
 
+#: A piece of an agent list that is a parameter: a name, then ``=`` (``device=cuda:1``).
+_PARAMETER = re.compile(r"\w+\s*=")
+
+
 def split_agent_specs(text: str) -> list[str]:
     """A comma-separated list of agent specs, parameters kept with their agent (see the
     module docstring)."""
@@ -78,7 +85,7 @@ def split_agent_specs(text: str) -> list[str]:
     for piece in (p.strip() for p in text.split(",")):
         if not piece:
             continue
-        if "=" in piece and ":" not in piece and specs:
+        if _PARAMETER.match(piece) and specs:
             specs[-1] += "," + piece
         else:
             specs.append(piece)
@@ -129,20 +136,46 @@ def _check_params(name: str, factory: Callable[..., Agent], params: dict[str, An
 
 def make_agent(spec: str, seed: int = 0, **kwargs: Any) -> Agent:
     """An agent from a registered name or a checkpoint path, with parameters written in
-    the spec (``"pimc:worlds=32"``) or given as keywords; ``seed`` makes it deterministic."""
+    the spec (``"pimc:worlds=32"``, ``"runs/x/best.pt:device=cuda"``) or given as keywords
+    (the spec's win); ``seed`` makes it deterministic. A file's parameters go to its
+    loader, which checks them."""
     name, params = parse_agent_spec(spec)
-    if params:
-        if name not in _FACTORIES:
-            raise ValueError(f"unknown agent {name!r}: registered agents are {agent_names()}")
-        _check_params(name, _FACTORIES[name], params)
+    if name in _FACTORIES:
+        if params:
+            _check_params(name, _FACTORIES[name], params)
         return _FACTORIES[name](seed=seed, **{**kwargs, **params})
-    if spec in _FACTORIES:
-        return _FACTORIES[spec](seed=seed, **kwargs)
-    if Path(spec).exists():
+    if Path(name).exists():
         _load_entry_point_loaders()
         for loader in _LOADERS:
-            agent = loader(spec, seed=seed, **kwargs)
+            agent = loader(name, seed=seed, **{**kwargs, **params})
             if agent is not None:
                 return agent
-        raise ValueError(f"no loader handles the file {spec!r}")
+        raise ValueError(f"no loader handles the file {name!r}")
+    if params:
+        raise ValueError(f"unknown agent {name!r}: registered agents are {agent_names()}, or give a checkpoint path")
     raise ValueError(f"unknown agent {spec!r}: registered agents are {agent_names()}, or give a checkpoint path")
+
+
+def agent_takes(spec: str, key: str) -> bool:
+    """Whether the agent a spec names takes the parameter ``key``: a registered agent whose
+    factory names it, or a file (its loader receives every parameter: a trained checkpoint
+    takes ``device`` and ``deterministic``)."""
+    name, _ = parse_agent_spec(spec)
+    if name in _FACTORIES:
+        return key in inspect.signature(_FACTORIES[name]).parameters
+    return Path(name).exists()
+
+
+def spec_with(spec: str, key: str, value: Any) -> str:
+    """``spec`` with the parameter ``key=value`` added, unless the spec already sets it
+    (what the spec says wins).
+
+    >>> spec_with("runs/a/best.pt", "device", "cuda"), spec_with("pimc:worlds=8", "worlds", 4)
+    ('runs/a/best.pt:device=cuda', 'pimc:worlds=8')
+    """
+    name, params = parse_agent_spec(spec)
+    if key in params:
+        return spec
+    if isinstance(value, bool) or value is None:
+        value = str(value).lower()  # as _value reads it back
+    return f"{spec}{',' if params else ':'}{key}={value}"

@@ -1,0 +1,68 @@
+"""Where the networks compute: ``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps``.
+
+``resolve_device`` turns such a string into a ``torch.device`` that exists on this
+machine: ``auto`` takes a CUDA GPU when one is present, else Apple's MPS when present,
+else the CPU; a device that is not there is a ValueError naming the ones that are.
+Training (``Args.device``) and policy agents (``make_agent(path, device=...)``,
+``barbu eval --device``) read their device through it.
+
+>>> resolve_device("cpu")
+device(type='cpu')
+"""
+
+from __future__ import annotations
+
+import torch
+
+#: What a device setting may say.
+DEVICE_FORMS = "auto, cpu, cuda, cuda:N or mps"
+
+
+def _mps_available() -> bool:
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps is not None and mps.is_available())
+
+
+def available_devices() -> list[str]:
+    """The devices of this machine, as ``resolve_device`` accepts them."""
+    found = ["cpu"]
+    if torch.cuda.is_available():
+        found += ["cuda", *(f"cuda:{i}" for i in range(torch.cuda.device_count()))]
+    if _mps_available():
+        found.append("mps")
+    return found
+
+
+def resolve_device(name: str | torch.device = "auto") -> torch.device:
+    """The ``torch.device`` for a device setting: ``auto`` (a CUDA GPU if present, else MPS
+    if present, else the CPU), ``cpu``, ``cuda`` (the current GPU), ``cuda:N`` or ``mps``.
+    A device this machine does not have, or a string that names none, is a ValueError
+    listing what is available. ``cpu`` asks CUDA nothing; the other settings do, which
+    starts the CUDA driver in this process (``torch.cuda.is_available``): worker processes
+    forked after that cannot use the GPU themselves (they can use the CPU)."""
+    text = str(name).strip().lower()
+    if text == "cpu":
+        return torch.device("cpu")
+    if text == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        return torch.device("mps" if _mps_available() else "cpu")
+    here = ", ".join(available_devices())
+    try:
+        device = torch.device(text)
+    except RuntimeError:
+        raise ValueError(f"unknown device {name!r}: a device is {DEVICE_FORMS} (this machine has: {here})") from None
+    if device.type == "cpu":  # cpu:0
+        return torch.device("cpu")
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {name!r}: no CUDA GPU on this machine (it has: {here})")
+        count = torch.cuda.device_count()
+        if device.index is not None and device.index >= count:
+            raise ValueError(f"device {name!r}: this machine has {count} CUDA GPU(s) (it has: {here})")
+        return device
+    if device.type == "mps":
+        if not _mps_available():
+            raise ValueError(f"device {name!r}: no Apple MPS device on this machine (it has: {here})")
+        return device
+    raise ValueError(f"device {name!r} is not supported: a device is {DEVICE_FORMS} (this machine has: {here})")

@@ -1,0 +1,210 @@
+"""Devices: resolving a device setting, training on an explicit device, checkpoints that
+load anywhere, trained policies as agents on a device, ``barbu eval --device``.
+
+These run on the CPU. Where a test needs a GPU to be present (``auto`` picking CUDA,
+``cuda:N`` checked against the count), it says so to torch through pytest's monkeypatch;
+the training and acting code paths are the same on every device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from barbu_env.agents import make_agent
+from barbu_env.observation import OBS_DIM
+from models import device as device_module
+from models.device import available_devices, resolve_device
+from models.policy import BarbuActorCritic, PolicyConfig, load_checkpoint, save_checkpoint
+from training import ppo
+
+#: A tiny run: about 3,100 decisions an iteration, a pool snapshot each iteration.
+TINY = dict(
+    num_workers=1,
+    num_games=2,
+    minibatch_size=512,
+    update_epochs=1,
+    hidden=32,
+    card_embed=4,
+    eval_every=0,
+    final_eval_games=4,
+    eval_opponents="random",
+    snapshot_every=1,
+    progress=False,
+    torch_threads=1,
+)
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    """A machine without CUDA or MPS, whatever this one has."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    monkeypatch.setattr(device_module, "_mps_available", lambda: False)
+
+
+@pytest.fixture
+def two_gpus(monkeypatch):
+    """A machine with two CUDA GPUs, as torch reports them (nothing is put on them)."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(device_module, "_mps_available", lambda: False)
+
+
+@pytest.fixture
+def policy_file(tmp_path):
+    torch.manual_seed(3)
+    path = tmp_path / "p.pt"
+    save_checkpoint(path, BarbuActorCritic(PolicyConfig(hidden=32, card_embed=4)))
+    return path
+
+
+# ---------------------------------------------------------------------- resolving a device
+
+
+def test_cpu_is_the_cpu_and_auto_is_the_cpu_without_a_gpu(no_gpu):
+    assert resolve_device("cpu") == resolve_device(" CPU ") == resolve_device("cpu:0") == torch.device("cpu")
+    assert resolve_device("auto") == torch.device("cpu")
+    assert available_devices() == ["cpu"]
+
+
+def test_auto_picks_cuda_when_a_gpu_is_present_then_mps(two_gpus, monkeypatch):
+    assert resolve_device("auto") == torch.device("cuda")
+    assert resolve_device("cuda:1") == torch.device("cuda", 1)
+    assert available_devices() == ["cpu", "cuda", "cuda:0", "cuda:1"]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(device_module, "_mps_available", lambda: True)
+    assert resolve_device("auto") == torch.device("mps")
+
+
+def test_cuda_n_is_checked_against_the_gpus_present(two_gpus):
+    with pytest.raises(ValueError, match=r"'cuda:3': this machine has 2 CUDA GPU\(s\) .*cuda:0, cuda:1"):
+        resolve_device("cuda:3")
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("cuda", "no CUDA GPU on this machine"),
+        ("cuda:3", "no CUDA GPU on this machine"),
+        ("mps", "no Apple MPS device on this machine"),
+        ("tpu", "unknown device 'tpu': a device is auto, cpu, cuda, cuda:N or mps"),
+        ("xla", "'xla' is not supported"),
+    ],
+)
+def test_a_device_that_is_not_there_is_an_error_naming_what_is(no_gpu, name, message):
+    with pytest.raises(ValueError, match=message) as error:
+        resolve_device(name)
+    assert "(this machine has: cpu)" in str(error.value) or "(it has: cpu)" in str(error.value)
+
+
+# ---------------------------------------------------------------------- training on a device
+
+
+def test_a_run_on_an_explicit_cpu_device_trains_saves_cpu_tensors_and_resumes(tmp_path):
+    args = ppo.Args(run_dir=str(tmp_path), exp_name="cpu", device="cpu", total_decisions=3000, **TINY)
+    trainer = ppo.Trainer(args)
+    assert trainer.device == torch.device("cpu")
+    summary = trainer.run()
+    assert summary["iterations"] == 1 and summary["decisions"] >= 3000
+    latest = tmp_path / "cpu" / "checkpoints" / "latest.pt"
+    payload = torch.load(latest, weights_only=True)  # no map_location: each tensor where it was saved
+    saved = [*payload["state_dict"].values(), *payload["pool"]["0"].values()]
+    saved += [t for s in payload["optimizer"]["state"].values() for t in s.values()]
+    assert saved and all(t.device == torch.device("cpu") for t in saved)
+    # resumed onto the run's device ("auto" here), it carries on from where it stood
+    again = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="cpu", resume=str(latest), **TINY))
+    assert again.decisions == summary["decisions"]
+    assert all(p.device == again.device for p in again.model.parameters())
+    assert all(t.device == again.device for s in again.optimizer.state.values() for t in s.values() if t.dim())
+    again.iterate()
+    assert again.iteration == 2
+
+
+def test_a_training_device_that_is_not_there_fails_before_the_run_folder_is_made(tmp_path, no_gpu):
+    args = ppo.Args(run_dir=str(tmp_path), exp_name="gpu", device="cuda:3", **TINY)
+    with pytest.raises(ValueError, match="no CUDA GPU"):
+        ppo.Trainer(args)
+    assert not (tmp_path / "gpu").exists()
+    assert ppo.main(["--run-dir", str(tmp_path), "--exp-name", "gpu", "--device", "tpu"]) == 1
+
+
+def test_rollout_opponents_with_a_network_are_built_on_the_policys_device(tmp_path, policy_file, monkeypatch):
+    from barbu_env.rules import load_rules
+    from training import rollout
+
+    built = {}
+
+    def recording(spec, **kw):
+        built[spec] = kw.get("device")
+        return make_agent(spec, **kw)
+
+    monkeypatch.setattr(rollout, "make_agent", recording)
+    args = ppo.Args(num_games=2, hidden=32, card_embed=4, baselines=f"{policy_file},random", opp_baselines=1.0)
+    model = BarbuActorCritic(ppo.model_config(args))
+    pool = {0: BarbuActorCritic(ppo.model_config(args)).state_dict()}
+    collector = rollout.Collector(args, load_rules("standard"))
+    collector.collect(model, pool, np.random.default_rng(0), torch.Generator().manual_seed(0))
+    assert built == {str(policy_file): "cpu", "random": None}
+    assert all(next(m.parameters()).device == torch.device("cpu") for m in collector.snapshot_models.values())
+
+
+# ---------------------------------------------------------------------- policies as agents on a device
+
+
+def test_a_checkpoint_agent_takes_a_device_as_a_keyword_or_in_its_spec(policy_file):
+    obs = np.random.default_rng(2).random((6, OBS_DIM), dtype=np.float32)
+    masks = np.zeros((6, 85), dtype=np.int8)
+    masks[:, [3, 10, 40, 84]] = 1
+    default = make_agent(str(policy_file), seed=1)
+    by_keyword = make_agent(str(policy_file), seed=1, device="cpu")
+    by_spec = make_agent(f"{policy_file}:device=cpu,deterministic=false", seed=1)
+    assert by_keyword.device == by_spec.device == torch.device("cpu") and not by_spec.deterministic
+    assert by_keyword.act_batch(obs, masks).tolist() == default.act_batch(obs, masks).tolist()
+    assert set(by_spec.act_batch(obs, masks).tolist()) <= {3, 10, 40, 84}
+    model, _ = load_checkpoint(policy_file, device="auto")
+    assert next(model.parameters()).device == resolve_device("auto")
+
+
+def test_a_checkpoint_agent_on_a_device_that_is_not_there_is_a_clear_error(policy_file, no_gpu):
+    with pytest.raises(ValueError, match="'cuda': no CUDA GPU on this machine"):
+        make_agent(str(policy_file), device="cuda")
+    with pytest.raises(ValueError, match="'mps': no Apple MPS device"):
+        make_agent(f"{policy_file}:device=mps")
+    with pytest.raises(ValueError, match="no parameter devices .*takes: deterministic, device"):
+        make_agent(f"{policy_file}:devices=cpu")
+
+
+def test_pimc_places_a_checkpoint_rollout_policy_on_its_device(policy_file, no_gpu):
+    pimc = make_agent(f"pimc:rollout={policy_file},device=cpu,worlds=2")
+    assert pimc.rollout_agent.device == torch.device("cpu")
+    assert make_agent("pimc:rollout=heuristic,device=cuda").rollout == "heuristic"  # no network: nothing to place
+    with pytest.raises(ValueError, match="no CUDA GPU"):
+        make_agent(f"pimc:rollout={policy_file},device=cuda")
+
+
+def test_eval_device_goes_to_the_agents_that_take_one_and_plays_in_this_process(policy_file):
+    from barbu_env.cli import _on_device
+
+    specs = [str(policy_file), "heuristic", f"pimc:rollout={policy_file}", f"{policy_file}:device=cpu"]
+    assert _on_device(specs, "cpu", None) == (specs, None)  # the default: the specs as written
+    placed, workers = _on_device(specs, "cuda:1", None)
+    assert placed == [
+        f"{policy_file}:device=cuda:1",
+        "heuristic",
+        f"pimc:rollout={policy_file},device=cuda:1",
+        f"{policy_file}:device=cpu",  # what a spec says wins
+    ]
+    assert workers == 1
+    assert _on_device(["heuristic", "random"], "cuda", 2) == (["heuristic", "random"], 2)  # no network to place
+    with pytest.raises(ValueError, match="--device cuda plays in this process"):
+        _on_device(specs, "cuda", 2)
+
+
+def test_eval_with_a_device_that_is_not_there_is_a_one_line_error(policy_file, no_gpu, capsys):
+    from barbu_env.cli import main
+
+    agents = f"pimc:rollout={policy_file},worlds=1,random,random,random"
+    assert main(["eval", "--agents", agents, "--games", "4", "--device", "cuda:3", "--no-progress"]) == 1
+    assert "barbu eval: error: device 'cuda:3': no CUDA GPU on this machine" in capsys.readouterr().err

@@ -1,0 +1,68 @@
+"""RLlib's scale-out on one machine: ``training/rllib_ppo.py`` trains on a simulated
+two-node Ray cluster (``ray.cluster_utils.Cluster``: a second raylet and its worker
+processes on this machine) with its env runners on the second node, and the checkpoint
+plays in ``barbu eval``.
+
+Slow, and needs the ``rllib`` extra: ``.ci/run``'s integration step runs it with
+``pytest -m "slow or not slow"`` and ``BARBU_REQUIRE_INTEGRATIONS=1``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from integration_extras import require
+
+from barbu_env.cli import main as barbu
+
+#: The custom resource only the second node offers; each env runner takes one unit.
+ENV_RUNNER_RESOURCE = "barbu_env_runner"
+#: Env runners of the run, all on the second node.
+ENV_RUNNERS = 2
+#: Logical CPUs each simulated node declares: the head could take every env runner too.
+CPUS_PER_NODE = 2
+#: Games of the evaluation.
+EVAL_GAMES = 4
+
+
+@pytest.mark.slow
+def test_rllib_ppo_trains_with_its_env_runners_on_a_second_node_and_plays_in_barbu_eval(tmp_path, capsys):
+    require("ray.rllib")
+    from ray.cluster_utils import Cluster
+
+    from training import rllib_ppo
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": CPUS_PER_NODE, "include_dashboard": False})
+    head = cluster.head_node.node_id
+    try:
+        worker = cluster.add_node(num_cpus=CPUS_PER_NODE, resources={ENV_RUNNER_RESOURCE: ENV_RUNNERS})
+        cluster.wait_for_nodes()
+        args = rllib_ppo.Args(
+            address=cluster.address,
+            env_runner_resource=ENV_RUNNER_RESOURCE,
+            num_env_runners=ENV_RUNNERS,
+            envs_per_env_runner=2,
+            iterations=2,
+            train_batch_size=1000,
+            minibatch_size=500,
+            num_epochs=1,
+            hidden="64",
+            out=str(tmp_path),
+        )
+        summary = rllib_ppo.train(args)
+    finally:
+        cluster.shutdown()
+    assert head != worker.node_id and summary["driver_node"] == head  # the learner is the driver's
+    assert summary["env_runner_nodes"] == [worker.node_id] * ENV_RUNNERS
+    assert summary["env_steps"] >= 2 * args.train_batch_size and len(summary["history"]) == 2
+    assert json.loads((tmp_path / "summary.json").read_text())["env_runner_nodes"] == summary["env_runner_nodes"]
+
+    checkpoint = Path(summary["checkpoint"])
+    code = barbu(
+        ["eval", "--agents", f"{checkpoint},heuristic,heuristic,heuristic", "--games", str(EVAL_GAMES)]
+        + ["--no-progress", "--workers", "1"]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"Duplicate tournament: {EVAL_GAMES} games" in out and checkpoint.name in out
