@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tiny_runs import tiny
 
 from barbu_env.agents import make_agent
 from barbu_env.observation import OBS_DIM
@@ -19,21 +20,7 @@ from models.device import available_devices, resolve_device
 from models.policy import BarbuActorCritic, PolicyConfig, load_checkpoint, save_checkpoint
 from training import ppo
 
-#: A tiny run: about 3,100 decisions an iteration, a pool snapshot each iteration.
-TINY = dict(
-    num_workers=1,
-    num_games=2,
-    minibatch_size=512,
-    update_epochs=1,
-    hidden=32,
-    card_embed=4,
-    eval_every=0,
-    final_eval_games=4,
-    eval_opponents="random",
-    snapshot_every=1,
-    progress=False,
-    torch_threads=1,
-)
+TINY = tiny(snapshot_every=1)  # a pool snapshot each iteration
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from tiny_runs import tiny
 
 from barbu_env.rules import load_rules
 from models.policy import BarbuActorCritic
@@ -58,11 +59,7 @@ def test_the_rollout_stores_log_probabilities_the_update_recomputes_in_its_preci
 
 
 def test_a_training_run_in_bfloat16_saves_float32_weights(tmp_path):
-    args = ppo.Args(
-        run_dir=str(tmp_path), exp_name="bf16", num_games=2, total_decisions=2000, minibatch_size=512,
-        update_epochs=1, hidden=32, card_embed=4, eval_every=0, final_eval_games=4, eval_opponents="random",
-        progress=False, torch_threads=1, num_workers=1, precision="bfloat16",
-    )  # fmt: skip
+    args = ppo.Args(run_dir=str(tmp_path), exp_name="bf16", total_decisions=2000, precision="bfloat16", **tiny())
     trainer = ppo.Trainer(args)
     assert trainer.dtype == torch.bfloat16 and trainer.collector.dtype == torch.bfloat16
     summary = trainer.run()

@@ -5,35 +5,20 @@ reach), a resumed run starts where it stood, and the final evaluation shows bars
 from __future__ import annotations
 
 import pytest
+from tiny_runs import tiny
 
 from training import ppo
 
-#: A tiny run: about 3,100 decisions an iteration, only the final evaluation.
-TINY = dict(
-    num_workers=1,
-    num_games=2,
-    minibatch_size=512,
-    update_epochs=1,
-    hidden=32,
-    card_embed=4,
-    eval_every=0,
-    final_eval_games=4,
-    eval_opponents="random",
-    torch_threads=1,
-)
-
 
 def test_without_a_time_budget_the_bar_counts_decisions(tmp_path):
-    trainer = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="d", total_decisions=10**6, progress=False, **TINY))
+    trainer = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="d", total_decisions=10**6, **tiny()))
     trainer.decisions = 250_000
     assert trainer.bar_position() == (250_000, 10**6)
 
 
 def test_under_a_time_budget_the_bar_counts_percent_by_whichever_limit_comes_first(tmp_path):
     # The default config's shape: two billion decisions that a one-hour budget never reaches.
-    args = ppo.Args(
-        run_dir=str(tmp_path), exp_name="t", total_decisions=2 * 10**9, time_budget_minutes=600, progress=False, **TINY
-    )
+    args = ppo.Args(run_dir=str(tmp_path), exp_name="t", total_decisions=2 * 10**9, time_budget_minutes=600, **tiny())
     trainer = ppo.Trainer(args)
     trainer.minutes_before = 300  # half the budget spent in earlier sessions: the time limit leads
     done, total = trainer.bar_position()
@@ -56,7 +41,7 @@ def test_a_resumed_run_under_a_budget_starts_its_bar_where_it_stood_and_the_fina
 
     monkeypatch.setattr(tournament, "evaluate", recording)
     args = ppo.Args(
-        run_dir=str(tmp_path), exp_name="r", total_decisions=5000, time_budget_minutes=600, progress=True, **TINY
+        run_dir=str(tmp_path), exp_name="r", total_decisions=5000, time_budget_minutes=600, **tiny(progress=True)
     )
     trainer = ppo.Trainer(args)
     trainer.minutes_before = 300  # as a run resumed at half its budget

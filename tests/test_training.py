@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from tiny_runs import tiny
 
 from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM, decode
 from barbu_env.rules import load_rules
@@ -310,6 +311,13 @@ def test_command_line_flags_override_the_config():
     assert (args.seed, args.anneal_lr, args.ent_coef, args.exp_name) == (7, False, 0.02, "quick")
 
 
+@pytest.mark.parametrize("name", ["quick", "default"])
+def test_the_shipped_configs_end_on_a_decision_budget_not_a_clock(name):
+    # the amount of training, and the strength it buys, must not depend on the machine
+    args = ppo.load_args(str(ROOT / f"configs/train/{name}.yaml"))
+    assert args.time_budget_minutes == 0 and 10**6 < args.total_decisions < 10**9
+
+
 def test_the_help_lists_every_flag(capsys):
     with pytest.raises(SystemExit):
         ppo.build_parser().parse_args(["--help"])
@@ -505,26 +513,17 @@ def test_training_benchmark_measures_the_trainer(tmp_path, capsys):
 
 # ---------------------------------------------------------------------- runs: resume, warm start, budget, bookkeeping
 
-#: A tiny but complete run: ~3,100 decisions an iteration, every opponent kind, a pool, an evaluation each iteration.
-TINY = dict(
-    num_workers=1,
-    num_games=2,
-    minibatch_size=512,
+#: A tiny but complete run: every opponent kind, a pool, an evaluation each iteration.
+TINY = tiny(
     update_epochs=2,
-    hidden=32,
-    card_embed=4,
     eval_every=1,
     eval_games=4,
-    final_eval_games=4,
-    eval_opponents="random",
     opp_self=0.4,
     opp_pool=0.3,
     opp_baselines=0.3,
     baselines="random,heuristic",
     snapshot_every=1,
     pool_size=2,
-    progress=False,
-    torch_threads=1,
 )
 
 
@@ -693,6 +692,7 @@ def test_a_time_budget_stops_the_run_and_anneals_the_rate_by_time(tmp_path):
     trainer.minutes_before, trainer.iteration = 0.015, 1  # half the budget spent in an earlier session
     trainer.set_learning_rate()
     assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(0.5 * args.learning_rate, rel=0.1)
+    trainer.writer.close()  # the next run of the same name clears this one's log folder
     trainer = ppo.Trainer(args)
     summary = trainer.run()
     assert 1 <= summary["iterations"] and summary["decisions"] < 100_000  # stopped by the budget, not the decisions
