@@ -57,10 +57,11 @@ Caching
 With ``cache_dir``, each format of each pairing is saved there as a JSON file named by a
 hash of what determines its games: the four agent specs in table order, the number of
 deal sets, the seed, the rules (their values, not their name) and, for an agent given as
-a checkpoint file (or folder), a hash of its content, so that a retrained checkpoint at
-the same path is played again. A second run that adds one agent plays only the formats of
-its new pairings. The key does not cover the code of the agents: after changing an agent
-(or the engine), use a fresh cache folder.
+a checkpoint file (or folder) or a shipped policy (``ppo``), a hash of its content, so
+that a retrained checkpoint at the same path, or a new shipped one, is played again. A
+second run that adds one agent plays only the formats of its new pairings. The key does
+not cover the code of the agents: after changing an agent (or the engine), use a fresh
+cache folder.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ from typing import Any
 import numpy as np
 
 from .agents import parse_agent_spec
+from .agents.pretrained import SHIPPED, pretrained_path
 from .rules import Rules, load_rules
 from .tournament import SEATINGS, Estimate, agent_labels, evaluate
 
@@ -180,6 +182,8 @@ def _spec_identity(spec: str) -> dict[str, Any]:
     identity: dict[str, Any] = {"name": name, "params": {k: params[k] for k in sorted(params)}}
     if Path(name).exists():
         identity["sha256"] = _content_hash(Path(name))
+    elif name in SHIPPED:  # a shipped policy: its weights change with the package
+        identity["sha256"] = _content_hash(pretrained_path(name))
     return identity
 
 

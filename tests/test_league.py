@@ -14,6 +14,7 @@ import pytest
 
 from barbu_env.cli import main
 from barbu_env.league import FORMATS, fit_ratings, format_league, run_league
+from barbu_env.rules import load_rules
 from barbu_env.tournament import SEATINGS, Estimate, evaluate
 
 
@@ -220,3 +221,16 @@ def test_the_league_module_loads_neither_torch_nor_pettingzoo():
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'pettingzoo')))"
     )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+
+
+def test_a_shipped_policy_is_keyed_by_its_weights_so_a_new_one_is_played_again(tmp_path, monkeypatch):
+    from barbu_env import league
+
+    weights = tmp_path / "ppo.pt"
+    weights.write_bytes(b"one")
+    monkeypatch.setattr(league, "pretrained_path", lambda name: weights)
+    rules = load_rules("standard")
+    before = league.cache_key(["ppo", "heuristic", "heuristic", "heuristic"], 4, 0, rules)
+    weights.write_bytes(b"two")
+    after = league.cache_key(["ppo", "heuristic", "heuristic", "heuristic"], 4, 0, rules)
+    assert before != after and before["agents"][1:] == after["agents"][1:]
