@@ -334,23 +334,7 @@ def test_every_argument_has_a_docstring():
 
 
 def test_tiny_run_trains_checkpoints_and_evaluates(tmp_path):
-    common = dict(
-        run_dir=str(tmp_path),
-        exp_name="tiny",
-        num_workers=1,
-        num_games=2,
-        minibatch_size=512,
-        update_epochs=1,
-        hidden=32,
-        card_embed=4,
-        eval_every=1,
-        eval_games=4,
-        final_eval_games=4,
-        eval_opponents="random",
-        snapshot_every=1,
-        progress=False,
-        torch_threads=1,
-    )
+    common = dict(run_dir=str(tmp_path), exp_name="tiny", **tiny(eval_every=1, eval_games=4, snapshot_every=1))
     summary = ppo.train(ppo.Args(total_decisions=5000, **common))
     run = Path(summary["run"])
     assert summary["iterations"] == 2 and summary["decisions"] >= 5000
@@ -390,23 +374,7 @@ def test_tiny_run_trains_checkpoints_and_evaluates(tmp_path):
 
 
 def test_privileged_critic_trains_and_the_policy_never_reads_the_hidden_hands(tmp_path):
-    args = ppo.Args(
-        run_dir=str(tmp_path),
-        exp_name="cc",
-        central_critic=True,
-        num_workers=1,
-        num_games=2,
-        minibatch_size=512,
-        update_epochs=1,
-        hidden=32,
-        card_embed=4,
-        eval_every=0,
-        final_eval_games=4,
-        eval_opponents="random",
-        progress=False,
-        torch_threads=1,
-        total_decisions=3000,
-    )
+    args = ppo.Args(run_dir=str(tmp_path), exp_name="cc", central_critic=True, total_decisions=3000, **tiny())
     summary = ppo.train(args)
     model, _ = load_checkpoint(summary["best_checkpoint"])
     assert model.config.state_dim == PRIVILEGED_DIM
