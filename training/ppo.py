@@ -193,8 +193,9 @@ class Trainer:
         from torch.utils.tensorboard import SummaryWriter
 
         self.args = args
-        rules = load_rules(args.rules)  # a bad preset, device or checkpoint fails before the run folder is touched
+        rules = load_rules(args.rules)  # bad rules, device, precision, checkpoint: errors before the run folder
         self.device = resolve_device(args.device)
+        self.dtype = resolve_precision(args.precision, self.device)  # the products of rollouts and updates
         torch.manual_seed(args.seed)  # the initial weights (drawn on the CPU: the same on every device)
         torch.set_num_threads(args.torch_threads)
         # --- the model, the optimizer and the counters (restored on resume, onto the device) ---
@@ -221,7 +222,6 @@ class Trainer:
             "hyperparameters",
             "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()),
         )
-        self.dtype = resolve_precision(args.precision, next(self.model.parameters()).device)
         self.collector = Collector(args, rules, dtype=self.dtype)
         self.start = self.last_checkpoint = time.time()  # this session's
         self.timing = {  # this process's work
