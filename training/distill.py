@@ -210,8 +210,8 @@ def main(argv: list[str] | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(args.torch_threads)
     gen = torch.Generator().manual_seed(args.seed)
-    model, _ = load_checkpoint(_student_path(args.student))
-    path = _student_path(args.student)
+    path = _student_path(args.student)  # the checkpoint each round's games are played by
+    model, _ = load_checkpoint(path)
     train: list[dict[str, np.ndarray]] = []
     held: list[dict[str, np.ndarray]] = []
     history = []
