@@ -173,6 +173,36 @@ class BarbuActorCritic(nn.Module):
         return MaskedCategorical(self.policy_head(self.features(obs)), mask)
 
 
+def with_privileged_critic(model: BarbuActorCritic, state_dim: int) -> BarbuActorCritic:
+    """A copy of ``model`` (whose value head reads the policy's trunk) with a privileged
+    critic of input ``state_dim`` that starts out computing exactly ``model``'s value: its
+    card encoder and layers are the trunk's, the hidden hands' rows enter through weights
+    of zero (so they learn from there), its last layer is the old value head. The policy is
+    ``model``'s, unchanged."""
+    c = model.config
+    if c.state_dim:
+        raise ValueError("the model already has a privileged critic")
+    wide = BarbuActorCritic(dataclasses.replace(c, state_dim=state_dim))
+    wide.load_state_dict(model.state_dict(), strict=False)  # all but the critic, whose shapes differ
+    cards, hidden_cols = c.card_rows * c.card_embed, wide.hidden_rows * c.card_embed
+    with torch.no_grad():
+        wide.critic_cards.weight[: c.card_rows] = model.cards.weight
+        wide.critic_cards.bias[: c.card_rows] = model.cards.bias
+        trunk = [m for m in model.trunk if isinstance(m, nn.Linear)]
+        critic = [m for m in wide.critic if isinstance(m, nn.Linear)]
+        first, rest = critic[0], zip(critic[1:-1], trunk[1:], strict=True)
+        first.weight.zero_()
+        first.weight[:, :cards] = trunk[0].weight[:, :cards]
+        first.weight[:, cards + hidden_cols :] = trunk[0].weight[:, cards:]
+        first.bias.copy_(trunk[0].bias)
+        for new, old in rest:
+            new.weight.copy_(old.weight)
+            new.bias.copy_(old.bias)
+        critic[-1].weight.copy_(model.critic.weight)
+        critic[-1].bias.copy_(model.critic.bias)
+    return wide
+
+
 # ---------------------------------------------------------------------- checkpoints
 
 

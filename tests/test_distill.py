@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from barbu_env.agents import act_batch, make_agent
+from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.rules import load_rules
 from barbu_env.tournament import play_game
 from training import distill
@@ -20,7 +21,7 @@ from training.distill import DistillArgs, collect_labels, decision_kind
 @pytest.fixture(scope="module")
 def labels():
     args = DistillArgs(teacher="heuristic", beta=0.5, games_per_batch=2)
-    return collect_labels((distill._student_path("ppo"), args, 2, 7))
+    return collect_labels((str(checkpoint_path("ppo")), args, 2, 7))
 
 
 def test_labels_are_the_teachers_choices_at_decisions_with_a_choice(labels):
@@ -36,7 +37,7 @@ def test_labels_are_the_teachers_choices_at_decisions_with_a_choice(labels):
 
 
 def test_the_students_positions_depend_on_beta():
-    path = distill._student_path("ppo")
+    path = str(checkpoint_path("ppo"))
     a = collect_labels((path, DistillArgs(teacher="heuristic", beta=0.0), 1, 3))
     b = collect_labels((path, DistillArgs(teacher="heuristic", beta=1.0), 1, 3))
     n = min(len(a["obs"]), len(b["obs"]))
@@ -44,7 +45,7 @@ def test_the_students_positions_depend_on_beta():
 
 
 def test_fitting_moves_the_student_towards_the_teacher(labels):
-    model, _ = distill.load_checkpoint(distill._student_path("ppo"))
+    model, _ = distill.load_checkpoint(str(checkpoint_path("ppo")))
     before = distill.agreement(model, labels)
     distill.fit(model, labels, DistillArgs(epochs=3, learning_rate=1e-3), torch.Generator().manual_seed(0))
     after = distill.agreement(model, labels)

@@ -16,7 +16,14 @@ from tiny_runs import tiny
 
 from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM, decode
 from barbu_env.rules import load_rules
-from models.policy import BarbuActorCritic, MaskedCategorical, PolicyConfig, load_checkpoint, save_checkpoint
+from models.policy import (
+    BarbuActorCritic,
+    MaskedCategorical,
+    PolicyConfig,
+    load_checkpoint,
+    save_checkpoint,
+    with_privileged_critic,
+)
 from training import config, ppo, rollout
 from training.policy_agent import PolicyAgent, load_policy_agent
 
@@ -311,7 +318,7 @@ def test_command_line_flags_override_the_config():
     assert (args.seed, args.anneal_lr, args.ent_coef, args.exp_name) == (7, False, 0.02, "quick")
 
 
-@pytest.mark.parametrize("name", ["quick", "default"])
+@pytest.mark.parametrize("name", ["quick", "default", "finetune"])
 def test_the_shipped_configs_end_on_a_decision_budget_not_a_clock(name):
     # the amount of training, and the strength it buys, must not depend on the machine
     args = ppo.load_args(str(ROOT / f"configs/train/{name}.yaml"))
@@ -384,6 +391,36 @@ def test_privileged_critic_trains_and_the_policy_never_reads_the_hidden_hands(tm
     logits_b, value_b = model(obs, torch.cat([obs, hidden[1]], dim=1))
     assert torch.equal(logits_a, logits_b)  # acting depends on the observation alone
     assert not torch.equal(value_a, value_b)  # the critic does read the hidden hands
+
+
+def test_a_privileged_critic_added_to_a_network_starts_as_its_value_head_then_reads_the_hidden_hands():
+    torch.manual_seed(3)
+    model = BarbuActorCritic(PolicyConfig(hidden=32, card_embed=4, layers=3))
+    wide = with_privileged_critic(model, PRIVILEGED_DIM)
+    assert wide.config == dataclasses.replace(model.config, state_dim=PRIVILEGED_DIM)
+    obs = torch.rand(6, OBS_DIM)
+    hidden = (torch.rand(6, PRIVILEGED_DIM - OBS_DIM) > 0.7).float()
+    logits, value = model(obs)
+    wide_logits, wide_value = wide(obs, torch.cat([obs, hidden], dim=1))
+    assert torch.equal(logits, wide_logits)
+    assert torch.allclose(value, wide_value, atol=1e-5)
+    # the hidden hands' weights start at zero and have a gradient: the critic learns to read them
+    wide_value.sum().backward()
+    first = next(m for m in wide.critic if isinstance(m, torch.nn.Linear))
+    assert first.weight.grad[:, 18 * 4 : 21 * 4].abs().sum() > 0
+    with pytest.raises(ValueError, match="already has a privileged critic"):
+        with_privileged_critic(wide, PRIVILEGED_DIM)
+
+
+def test_a_run_with_a_privileged_critic_starts_from_a_checkpoint_without_one(tmp_path):
+    trainer = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="a", **TINY))
+    path = trainer.checkpoint(tmp_path / "a.pt")
+    started = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="b", init=str(path), central_critic=True, **TINY))
+    assert started.model.config.state_dim == PRIVILEGED_DIM
+    for name, weights in trainer.model.state_dict().items():
+        if not name.startswith("critic"):
+            assert torch.equal(started.model.state_dict()[name], weights), name
+    started.iterate()  # and it trains
 
 
 def test_the_network_defaults_read_this_observation_layout():
@@ -552,6 +589,26 @@ def test_resuming_with_another_network_shape_is_a_clear_error(tmp_path):
     path = ppo.Trainer(args).checkpoint(tmp_path / "a.pt")
     with pytest.raises(ValueError, match="not the one this config builds"):
         ppo.Trainer(dataclasses.replace(args, hidden=64, resume=str(path)))
+
+
+def test_a_run_initialised_from_a_checkpoint_starts_from_its_weights_with_fresh_counters(tmp_path):
+    trainer = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="a", **TINY))
+    trainer.iterate()
+    path = trainer.checkpoint(tmp_path / "a.pt")
+    started = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="b", seed=9, init=str(path), **TINY))
+    assert all(torch.equal(a, b) for a, b in zip(started.model.parameters(), trainer.model.parameters(), strict=True))
+    assert (started.iteration, started.decisions, started.pool) == (0, 0, {})
+    assert not started.optimizer.state  # a fresh optimizer
+    fresh = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="c", seed=9, **TINY))
+    assert not all(torch.equal(a, b) for a, b in zip(fresh.model.parameters(), trainer.model.parameters(), strict=True))
+    with pytest.raises(ValueError, match="not the one this config builds"):
+        ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="d", init=str(path), **(TINY | {"hidden": 64})))
+
+
+def test_the_shipped_policy_starts_a_run_by_name(tmp_path):
+    started = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="p", init="ppo", progress=False))
+    shipped, _ = load_checkpoint(ROOT / "barbu_env" / "agents" / "pretrained" / "ppo.pt")
+    assert all(torch.equal(a, b) for a, b in zip(started.model.parameters(), shipped.parameters(), strict=True))
 
 
 def test_a_checkpoint_holds_the_state_of_the_iteration_it_was_taken_after(tmp_path):

@@ -59,6 +59,10 @@ class Args:
     the final evaluation comes after."""
     resume: str = ""
     """Checkpoint to resume from (weights, optimizer, counters, snapshot pool)."""
+    init: str = ""
+    """Checkpoint (or registered pretrained name, e.g. ``ppo``) whose weights start a new
+    run: a fresh optimizer, counters and pool, its network shape the config's. Fine-tuning
+    from a shipped policy; ``resume`` carries on a run instead (and wins if both are set)."""
 
     # --- rollouts ---
     num_games: int = 512

@@ -41,6 +41,7 @@ import torch
 from tqdm import tqdm
 
 from barbu_env.agents import act_batch, make_agent
+from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.constants import Phase
 from barbu_env.observation import OFFSETS
 from barbu_env.vector import VectorBarbu
@@ -97,15 +98,6 @@ def decision_kind(obs: np.ndarray) -> np.ndarray:
 
 
 # --- labels -------------------------------------------------------------------------
-
-
-def _student_path(spec: str) -> str:
-    """A checkpoint path for a shipped name or a path."""
-    if spec.endswith(".pt"):
-        return spec
-    from barbu_env.agents.pretrained import pretrained_path
-
-    return str(pretrained_path(spec))
 
 
 def collect_labels(job: tuple[str, DistillArgs, int, int]) -> dict[str, np.ndarray]:
@@ -210,7 +202,7 @@ def main(argv: list[str] | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(args.torch_threads)
     gen = torch.Generator().manual_seed(args.seed)
-    path = _student_path(args.student)  # the checkpoint each round's games are played by
+    path = str(checkpoint_path(args.student))  # the checkpoint each round's games are played by
     model, _ = load_checkpoint(path)
     train: list[dict[str, np.ndarray]] = []
     held: list[dict[str, np.ndarray]] = []

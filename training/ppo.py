@@ -17,6 +17,11 @@ policy learns from scratch.
 Privileged critic (optional, ``central_critic``): the value network also reads the other
 three hands (``ObservationEncoder.privileged``); the policy never does.
 
+Fine-tuning (optional, ``init``): a new run starts from the weights of a checkpoint or a
+shipped policy (``--init ppo``), with a fresh optimizer, counters and pool; a run with a
+privileged critic may start from a network without one (its critic starts as that
+network's value head: ``models.policy.with_privileged_critic``).
+
 Logged to TensorBoard: ``charts/`` (decisions per second, learning rate, the learning
 seats' scores by game kind), ``losses/`` and ``eval/`` (the periodic and final duplicate
 evaluations). Checkpoints (``latest.pt``, ``best.pt``) hold the weights, the optimizer,
@@ -53,9 +58,16 @@ import numpy as np
 import torch
 import yaml
 
+from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.rules import load_rules
 from models.device import resolve_device
-from models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
+from models.policy import (
+    BarbuActorCritic,
+    MaskedCategorical,
+    load_checkpoint,
+    save_checkpoint,
+    with_privileged_critic,
+)
 from training.config import Args, build_parser, load_args, model_config
 from training.precision import autocast, resolve_precision
 from training.rollout import GAME_KINDS, Collector, Rollout
@@ -209,6 +221,8 @@ class Trainer:
         self.start, self.minutes_before = time.time(), 0.0
         if args.resume:
             self._resume(args.resume)
+        elif args.init:
+            self._init_from(args.init)
         self.model.eval()
         # --- the run folder, its config and its TensorBoard log ---
         self.run_path = Path(args.run_dir) / args.exp_name
@@ -233,6 +247,22 @@ class Trainer:
         }
         self.boundary = self.state()  # the state after the last whole iteration (what Ctrl-C saves)
         self.bar = None  # run()'s progress bar (tqdm), kept after it closes
+
+    def _init_from(self, spec: str) -> None:
+        """Start from the weights of a checkpoint or a shipped policy (``init``); a network
+        of another shape is a ValueError, except that a run with ``central_critic`` may
+        start from a network without one (``models.policy.with_privileged_critic``: its
+        critic starts as the checkpoint's value head)."""
+        start, _ = load_checkpoint(checkpoint_path(spec))
+        wanted = self.model.config
+        if wanted.state_dim and dataclasses.replace(start.config, state_dim=wanted.state_dim) == wanted:
+            start = with_privileged_critic(start, wanted.state_dim)
+        if start.config != wanted:
+            raise ValueError(
+                f"{spec}: its network ({start.config}) is not the one this config builds ({self.model.config}): "
+                f"set hidden/layers/card_embed/central_critic to the checkpoint's"
+            )
+        self.model.load_state_dict(start.state_dict())
 
     def _resume(self, path: str) -> None:
         """Restore everything ``state`` holds from a checkpoint; a checkpoint of another

@@ -29,6 +29,11 @@ def pretrained_path(name: str) -> Path:
     return PRETRAINED_DIR / SHIPPED[name]
 
 
+def checkpoint_path(spec: str) -> Path:
+    """The checkpoint file a spec names: a shipped policy's name (``ppo``) or a path."""
+    return pretrained_path(spec) if spec in SHIPPED else Path(spec)
+
+
 def _factory(name: str):
     def make(seed: int = 0, rules: Any = None, deterministic: bool = True, device: str = "cpu") -> Agent:
         agent = make_agent(str(pretrained_path(name)), seed=seed, deterministic=deterministic, device=device)
