@@ -421,6 +421,17 @@ def test_a_run_with_a_privileged_critic_starts_from_a_checkpoint_without_one(tmp
         if not name.startswith("critic"):
             assert torch.equal(started.model.state_dict()[name], weights), name
     started.iterate()  # and it trains
+    # a run with a privileged critic also starts from a checkpoint that has one
+    again = ppo.Trainer(
+        ppo.Args(
+            run_dir=str(tmp_path),
+            exp_name="c",
+            init=str(started.checkpoint(tmp_path / "b.pt")),
+            central_critic=True,
+            **TINY,
+        )
+    )
+    assert all(torch.equal(a, b) for a, b in zip(again.model.parameters(), started.model.parameters(), strict=True))
 
 
 def test_the_network_defaults_read_this_observation_layout():

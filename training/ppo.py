@@ -255,7 +255,11 @@ class Trainer:
         critic starts as the checkpoint's value head)."""
         start, _ = load_checkpoint(checkpoint_path(spec))
         wanted = self.model.config
-        if wanted.state_dim and dataclasses.replace(start.config, state_dim=wanted.state_dim) == wanted:
+        if (
+            wanted.state_dim
+            and not start.config.state_dim
+            and dataclasses.replace(start.config, state_dim=wanted.state_dim) == wanted
+        ):
             start = with_privileged_critic(start, wanted.state_dim)
         if start.config != wanted:
             raise ValueError(
