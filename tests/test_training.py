@@ -340,6 +340,24 @@ def test_every_argument_has_a_docstring():
 # ---------------------------------------------------------------------- a tiny run
 
 
+def test_a_run_with_no_final_evaluation_finishes_with_its_summary(tmp_path):
+    # final_eval_games 0 skips the final evaluation (it used to fail after the training)
+    summary = ppo.train(
+        ppo.Args(
+            run_dir=str(tmp_path), exp_name="nofinal", total_decisions=2000, **tiny(eval_every=0, final_eval_games=0)
+        )
+    )
+    saved = json.loads((Path(summary["run"]) / "summary.json").read_text())
+    assert saved["final"] == {} and summary["final_results"] == {} and saved["decisions"] >= 2000
+    assert (Path(summary["run"]) / "checkpoints" / "latest.pt").exists()
+
+
+@pytest.mark.parametrize("fields", [dict(final_eval_games=-1), dict(eval_games=-5), dict(eval_every=3, eval_games=0)])
+def test_evaluation_sizes_that_cannot_be_played_are_refused_before_training(fields):
+    with pytest.raises(ValueError, match="eval_games"):
+        ppo.Args(**fields)
+
+
 def test_tiny_run_trains_checkpoints_and_evaluates(tmp_path):
     common = dict(run_dir=str(tmp_path), exp_name="tiny", **tiny(eval_every=1, eval_games=4, snapshot_every=1))
     summary = ppo.train(ppo.Args(total_decisions=5000, **common))

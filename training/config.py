@@ -174,7 +174,8 @@ class Args:
     eval_opponents: str = "heuristic,random"
     """Each periodic evaluation plays the policy against three of each of these."""
     final_eval_games: int = 1000
-    """Games of the final evaluation against each eval opponent."""
+    """Games of the final evaluation against each eval opponent (0: none; the summary
+    then has no final figures)."""
     eval_seed: int = 12345
     """Seed of the periodic evaluations' deal sets (the same every time, for comparable
     points)."""
@@ -191,6 +192,11 @@ class Args:
 
     def __post_init__(self) -> None:
         episode_hands(self.episode)  # an unknown episode mode is an error naming the modes
+        for name in ("eval_games", "final_eval_games"):  # checked now, not after the training
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be 0 or more, not {getattr(self, name)}")
+        if self.eval_every and self.eval_games < 1:
+            raise ValueError(f"eval_every {self.eval_every} needs eval_games of at least 1, not {self.eval_games}")
 
 
 def load_args(config: str | None = None, overrides: dict[str, Any] | None = None) -> Args:

@@ -480,9 +480,11 @@ class Trainer:
         final_path = Path(self.best["path"]) if self.best["path"] else self.checkpoint(self.ckpt_dir / "latest.pt")
         # The best checkpoint was picked on the periodic evaluations' deals: the final
         # evaluation plays fresh ones, so its figure carries no selection bias.
-        final = evaluate_checkpoint(
-            final_path, args, args.final_eval_games, seed=args.final_eval_seed, progress=args.progress
-        )
+        final = {}
+        if args.final_eval_games:
+            final = evaluate_checkpoint(
+                final_path, args, args.final_eval_games, seed=args.final_eval_seed, progress=args.progress
+            )
         for opp, v in final.items():
             self.writer.add_scalar(f"eval/final_score_vs_{opp}", v["mean"], self.decisions)
         if self.history:
