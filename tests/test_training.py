@@ -14,6 +14,7 @@ import pytest
 import torch
 from tiny_runs import tiny
 
+from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM, decode
 from barbu_env.rules import load_rules
 from models.policy import (
@@ -425,7 +426,8 @@ def test_a_privileged_critic_added_to_a_network_starts_as_its_value_head_then_re
     # the hidden hands' weights start at zero and have a gradient: the critic learns to read them
     wide_value.sum().backward()
     first = next(m for m in wide.critic if isinstance(m, torch.nn.Linear))
-    assert first.weight.grad[:, 18 * 4 : 21 * 4].abs().sum() > 0
+    cards = model.config.card_rows * model.config.card_embed  # the hidden hands' columns follow the card rows'
+    assert first.weight.grad[:, cards : cards + wide.hidden_rows * model.config.card_embed].abs().sum() > 0
     with pytest.raises(ValueError, match="already has a privileged critic"):
         with_privileged_critic(wide, PRIVILEGED_DIM)
 
@@ -636,7 +638,7 @@ def test_a_run_initialised_from_a_checkpoint_starts_from_its_weights_with_fresh_
 
 def test_the_shipped_policy_starts_a_run_by_name(tmp_path):
     started = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="p", init="ppo", progress=False))
-    shipped, _ = load_checkpoint(ROOT / "barbu_env" / "agents" / "pretrained" / "ppo.pt")
+    shipped, _ = load_checkpoint(checkpoint_path("ppo"))
     assert all(torch.equal(a, b) for a, b in zip(started.model.parameters(), shipped.parameters(), strict=True))
 
 

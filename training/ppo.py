@@ -261,23 +261,23 @@ class Trainer:
             and dataclasses.replace(start.config, state_dim=wanted.state_dim) == wanted
         ):
             start = with_privileged_critic(start, wanted.state_dim)
-        if start.config != wanted:
+        self._load_weights(spec, start)
+
+    def _load_weights(self, source: str, model: BarbuActorCritic) -> None:
+        """This run's network takes ``model``'s weights; a network of another shape is a
+        ValueError (``resume`` and ``init`` alike)."""
+        if model.config != self.model.config:
             raise ValueError(
-                f"{spec}: its network ({start.config}) is not the one this config builds ({self.model.config}): "
-                f"set hidden/layers/card_embed/central_critic to the checkpoint's"
+                f"{source}: the checkpoint's network ({model.config}) is not the one this config builds "
+                f"({self.model.config}): set hidden/layers/card_embed/central_critic to the checkpoint's"
             )
-        self.model.load_state_dict(start.state_dict())
+        self.model.load_state_dict(model.state_dict())
 
     def _resume(self, path: str) -> None:
         """Restore everything ``state`` holds from a checkpoint; a checkpoint of another
         network shape is a ValueError."""
         resumed, payload = load_checkpoint(path)
-        if resumed.config != self.model.config:
-            raise ValueError(
-                f"{path}: the checkpoint's network ({resumed.config}) is not the one this config builds "
-                f"({self.model.config}): resume with the checkpoint's hidden/layers/card_embed/central_critic"
-            )
-        self.model.load_state_dict(resumed.state_dict())
+        self._load_weights(path, resumed)
         self.optimizer.load_state_dict(payload["optimizer"])
         self.iteration, self.decisions = int(payload["iteration"]), int(payload["decisions"])
         self.pool = {int(k): v for k, v in payload.get("pool", {}).items()}
