@@ -28,12 +28,13 @@ def test_a_shipped_policy_is_small_and_has_a_model_card_that_matches_it(name):
         assert fact in card, fact
 
 
+@pytest.mark.parametrize("name", sorted(SHIPPED))
 @pytest.mark.parametrize("rules", preset_names())
-def test_the_shipped_ppo_plays_whole_games_legally_by_name(rules):
+def test_a_shipped_policy_plays_whole_games_legally_by_name(name, rules):
     env = barbu_env.env(rules=rules)
     env.reset(seed=3)
-    agents = {a: make_agent("ppo", seed=i, rules=rules) for i, a in enumerate(AGENTS)}
-    assert agents["player_0"].name == "ppo"
+    agents = {a: make_agent(name, seed=i, rules=rules) for i, a in enumerate(AGENTS)}
+    assert agents["player_0"].name == name
     game = env.unwrapped.game
     while not game.is_terminal:
         agent = env.agent_selection

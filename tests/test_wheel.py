@@ -14,6 +14,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+from barbu_env.agents.pretrained import SHIPPED
 from barbu_env.rules import load_rules, preset_names
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,7 +84,9 @@ def test_a_wheel_installed_outside_the_repository_has_the_presets_and_evaluates(
         env=env,
     )  # fmt: skip
     assert "rules classic" in done.stdout and "heuristic" in done.stdout
-    assert "barbu_env/agents/pretrained/ppo.pt" in names and "barbu_env/agents/pretrained/ppo.md" in names
+    for name, checkpoint in SHIPPED.items():  # every shipped policy, with its model card
+        card = Path(checkpoint).with_suffix(".md").name
+        assert {f"barbu_env/agents/pretrained/{f}" for f in (checkpoint, card)} <= set(names), name
     done = _run(
         [sys.executable, "-m", "barbu_env.cli", "eval",
          "--agents", "ppo,heuristic,heuristic,heuristic", "--games", "4", "--workers", "1", "--no-progress"],
