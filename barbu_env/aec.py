@@ -1,7 +1,8 @@
 """Barbu: the complete four-player game as a PettingZoo AEC environment.
 
 ===================  =============================================================
-Import               ``import barbu_env; env = barbu_env.env(rules="standard")``
+Import               ``from barbu_env import barbu_v1; env = barbu_v1.env(rules="standard")``
+                     (or ``barbu_env.env(...)``: the current version)
 Agents               ``player_0`` ... ``player_3`` (seats 0-3, play passes left: +1)
 Action space         ``Discrete(85)`` for every agent
 Observation space    ``Dict(observation=Box(1132,) float32, action_mask=Box(85,) int8)``
@@ -20,13 +21,18 @@ switches are in docs/rules.md; ``barbu_env.rules.Rules`` lists the switches and
 
 Arguments
 ---------
-``env(rules=None, render_mode=None, episode="game")``: ``rules`` is a preset name (``"standard"``,
-``"classic"``, ``"rotating"``, ``"declarer_only"``), a path to a rules YAML file, a mapping
-of switches, or a ``Rules``; ``render_mode`` is ``"ansi"`` (``render()`` returns a string),
-``"human"`` (prints it) or ``"rgb_array"`` (``render()`` returns the table as a picture,
-``uint8[640, 960, 3]``, every hand face up, seat 0 at the bottom: ``barbu_env.frames``).
-``episode`` is the episode length (below). ``env()`` wraps ``raw_env`` in PettingZoo's
-``OrderEnforcingWrapper`` only: an illegal action already raises.
+``env(rules=None, render_mode=None, episode="game", illegal_action="raise")``: ``rules``
+is a preset name (``"standard"``, ``"classic"``, ``"rotating"``, ``"declarer_only"``), a
+path to a rules YAML file, a mapping of switches, or a ``Rules``; ``render_mode`` is
+``"ansi"`` (``render()`` returns a string), ``"human"`` (prints it) or ``"rgb_array"``
+(``render()`` returns the table as a picture, ``uint8[640, 960, 3]``, every hand face
+up, seat 0 at the bottom: ``barbu_env.frames``).
+``episode`` is the episode length (below). ``illegal_action``: what ``step`` does with an
+action off the mask: ``"raise"`` (the default; see Action mask) or ``"random"``: a
+uniformly random legal action, drawn from the environment's generator, is played
+instead (for checkers that step with unmasked random actions, such as PettingZoo's
+``state_test``). ``env()`` wraps ``raw_env`` in PettingZoo's ``OrderEnforcingWrapper``
+only: an illegal action already raises.
 
 Episodes
 --------
@@ -68,6 +74,7 @@ ids        meaning
            left, bit 1 opposite, bit 2 right; 76 names nobody
 84         pass (Domino, only when no card can be played)
 =========  ==================================================================
+
 ``barbu_env.actions.action_text`` / ``parse_action`` convert ids to text ("play QH",
 "declare no_queens", "trump spades", "domino 7", "double left+right", "pass") and back.
 
@@ -78,7 +85,7 @@ others). Every decision is a turn, even a forced one: a declarer nobody doubled 
 doubling turn with only 76, a Domino player who cannot play a turn with only 84.
 Players who are out in Domino are skipped. An illegal action raises
 ``IllegalActionError`` (a ``ValueError``) naming the action and the legal ones, and
-leaves the game exactly as it was.
+leaves the game exactly as it was (unless ``illegal_action="random"``).
 
 Observation
 -----------
@@ -122,6 +129,7 @@ cards_left         4         cards held / 13
 voids              4 x 4     [i, s] = 1 if seat i has shown void in suit s this hand (did
                              not follow when s was led)
 =================  ========  ===============================================================
+
 Nothing hidden is encoded: other players' hands appear only through the cards they
 have played and what the rules made those plays reveal (``excluded``).
 
@@ -150,6 +158,11 @@ Reset options
 ...; later hands are dealt from the seed). Same seed and options, same game.
 Malformed deals raise ``DealError`` (a ``ValueError``).
 
+Seeding follows Gymnasium: ``reset(seed=s)`` seeds the environment's generator
+(``env.unwrapped.np_random``) and draws the game from it; a ``reset()`` without a seed
+draws the next game from the same generator, so seeding once and resetting many times
+replays the same sequence of games (fresh entropy only if no reset was ever seeded).
+
 Termination
 -----------
 All four agents terminate together after hand 28, or after the last hand of a shorter
@@ -158,10 +171,12 @@ truncation.
 
 Version history
 ---------------
-* v0: first release.
-* v0, the ``episode`` argument (``"game"``, the default, is the game as before).
-* v0, observation layout 2 (``barbu_env.observation.OBS_LAYOUT``): the ``excluded`` slice
-  (1132 values, was 924). Networks trained on layout 1 are refused when loaded.
+* v1 (barbu 0.2.0): observation layout 2 (``barbu_env.observation.OBS_LAYOUT``), 1132
+  values (was 924): the ``excluded`` slice; the ``episode`` argument (``"game"``, the
+  default, is the game as before); an unseeded ``reset()`` continues the generator of
+  the last seeded one. Networks trained on layout 1 are refused when loaded; ``barbu_v0``
+  raises ``DeprecatedEnv`` saying so.
+* v0 (barbu 0.1.0): first release.
 """
 
 from __future__ import annotations
@@ -181,6 +196,9 @@ from .render import render_state
 from .rules import Rules, load_rules
 
 _NO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
+
+#: What ``step`` may do with an action off the mask (see ``illegal_action``).
+ILLEGAL_ACTION_MODES = ("raise", "random")
 
 
 class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
@@ -227,15 +245,24 @@ class raw_env(AECEnv):
 
     metadata = {
         "render_modes": ["ansi", "human", "rgb_array"],
-        "name": "barbu_v0",
+        "name": "barbu_v1",
         "is_parallelizable": False,
         "render_fps": 2,
     }
 
-    def __init__(self, rules: Rules | str | dict | None = None, render_mode: str | None = None, episode: str = "game"):
+    def __init__(
+        self,
+        rules: Rules | str | dict | None = None,
+        render_mode: str | None = None,
+        episode: str = "game",
+        illegal_action: str = "raise",
+    ):
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, not {render_mode!r}")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
+        self.illegal_action = illegal_action
         episode_hands(episode)  # an unknown mode fails here, not at reset
         self.episode = episode
         self.rules = load_rules(rules)
@@ -253,6 +280,7 @@ class raw_env(AECEnv):
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
         self.state_space = spaces.Box(STATE_LOW, STATE_HIGH, dtype=np.float32)
         self.game: BarbuState | None = None
+        self._np_random: np.random.Generator | None = None
         self._mask_key = -1
         self._mask = _NO_MASK
 
@@ -262,14 +290,27 @@ class raw_env(AECEnv):
     def action_space(self, agent: str) -> spaces.Space:
         return self.action_spaces[agent]
 
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The environment's generator: every game is drawn from it (seeded by
+        ``reset(seed=...)``; from fresh entropy if no reset was ever seeded)."""
+        if self._np_random is None:
+            self._np_random = np.random.default_rng()
+        return self._np_random
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        self._np_random = value
+
     # ------------------------------------------------------------------ API
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         options = options or {}  # other keys are ignored, as PettingZoo's api_test expects
-        rng = np.random.default_rng(seed)
+        if seed is not None or self._np_random is None:
+            self._np_random = np.random.default_rng(seed)
         self.game = BarbuState.new_game(
             self.rules,
-            rng,
+            self._np_random,  # every deal is drawn now: the next reset continues from here
             first_declarer=options.get("first_declarer"),
             deals=options.get("deals"),
             episode=self.episode,
@@ -292,7 +333,13 @@ class raw_env(AECEnv):
         if action is None:
             raise IllegalActionError(f"{agent} must act: None is only for agents that are done")
         game = self.game
-        result = game.apply_action(action, observe=True)  # raises on an illegal action, changing nothing
+        try:
+            result = game.apply_action(action, observe=True)  # raises on an illegal action, changing nothing
+        except IllegalActionError:
+            if self.illegal_action == "raise":
+                raise
+            legal = game.legal_actions()
+            result = game.apply_action(legal[int(self.np_random.integers(len(legal)))], observe=True)
         self._cumulative_rewards[agent] = 0
         if self.infos[agent]:
             self.infos[agent] = {}
@@ -353,4 +400,4 @@ class raw_env(AECEnv):
         pass
 
 
-__all__ = ["AGENTS", "DealError", "IllegalActionError", "env", "mask_array", "raw_env"]
+__all__ = ["AGENTS", "ILLEGAL_ACTION_MODES", "DealError", "IllegalActionError", "env", "mask_array", "raw_env"]

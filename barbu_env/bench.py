@@ -71,6 +71,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .engine import BarbuState
+from .extras import require
 from .rules import Rules, load_rules, preset_names
 
 # Names of the subjects, as printed and written to JSON.
@@ -512,7 +513,7 @@ def run(
     results: list[Measurement] = []
     skipped: dict[str, str] = {}
     env_error = _import_error(make_aec_env, rules)
-    spiel_error = _import_error(lambda: __import__("pyspiel"))
+    spiel_error = _import_error(require, "pyspiel", "openspiel", "OpenSpiel's hearts", "open_spiel")
     vector_error = _import_error(lambda: __import__("barbu_env.vector"))
     subjects = [  # (name, why it cannot run or None, the measurement)
         (ENGINE_MASK, None, lambda: bench_engine_mask(seconds, games, rules, seed)),

@@ -29,6 +29,11 @@ Each command is a ``_add_<name>(subparsers)`` that declares its options and a
 (numpy's users, pettingzoo, matplotlib, torch) are imported inside the run functions, so
 that ``barbu --help`` answers at once. Only the command mains print; the library code
 they call returns values and raises exceptions.
+
+Agent files in a pickle-based format (SB3 ``.zip`` models, RLlib checkpoints) run code
+when loaded: ``eval``, ``league``, ``play`` and ``serve`` load them only with
+``--trust-pickled``, which adds ``trust=true`` to every agent file's spec
+(``docs/security.md``); without it the command prints why and exits with status 1.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+
+from .extras import MissingExtraError, require
 
 # ---------------------------------------------------------------------- eval
 
@@ -75,6 +82,7 @@ def _add_eval(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="worker processes (default: one per CPU; 1 plays in this process)",
     )
     _add_device(p)
+    _add_trust(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -94,6 +102,25 @@ def _add_device(p: argparse.ArgumentParser) -> None:
         "cpu (default: worker processes share the cores, batches are small, results do not depend on the GPU), "
         "auto, cuda, cuda:N or mps; any other device than cpu plays in this process (--workers 1)",
     )
+
+
+def _add_trust(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--trust-pickled",
+        action="store_true",
+        help="allow agent files in a pickle-based format (SB3 .zip models, RLlib checkpoints): loading one runs "
+        "code from it, so give this only for files you trust (adds trust=true to every agent file's spec; "
+        "torch .pt checkpoints load safely without it; see docs/security.md)",
+    )
+
+
+def _trusted(specs: list[str], trust: bool) -> list[str]:
+    """The agent specs, with ``trust=true`` given to every agent file when ``trust``
+    (``--trust-pickled``): the parameter travels in the spec, to tournament workers too.
+    What a spec says itself wins."""
+    from barbu_env.agents.registry import agent_takes, spec_with
+
+    return [spec_with(s, "trust", True) if trust and agent_takes(s, "trust") else s for s in specs]
 
 
 def _on_device(specs: list[str], device: str, workers: int | None) -> tuple[list[str], int | None]:
@@ -117,9 +144,13 @@ def _run_eval(args: argparse.Namespace) -> int:
     from barbu_env.agents import split_agent_specs
     from barbu_env.tournament import evaluate, format_table, plot_results
 
-    agents, workers = _on_device(split_agent_specs(args.agents), args.device, args.workers)
+    agents, workers = _on_device(
+        _trusted(split_agent_specs(args.agents), args.trust_pickled), args.device, args.workers
+    )
     if args.record_games is not None and args.records is None:
         raise ValueError("--record-games needs --records DIR")
+    if args.plot:  # before the games, not after them
+        require("matplotlib", "plot", "--plot")
     result = evaluate(
         agents,
         games=args.games,
@@ -187,6 +218,7 @@ def _add_league(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="worker processes per tournament (default: one per CPU; 1 plays in this process)",
     )
     _add_device(p)
+    _add_trust(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
 
@@ -195,7 +227,11 @@ def _run_league(args: argparse.Namespace) -> int:
     from barbu_env.agents import split_agent_specs
     from barbu_env.league import format_league, plot_league, run_league
 
-    agents, workers = _on_device(split_agent_specs(args.agents), args.device, args.workers)
+    agents, workers = _on_device(
+        _trusted(split_agent_specs(args.agents), args.trust_pickled), args.device, args.workers
+    )
+    if args.plot:  # before the games, not after them
+        require("matplotlib", "plot", "--plot")
     result = run_league(
         agents,
         games=args.games,
@@ -309,6 +345,7 @@ def _add_play(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None, help="seed of the deals and the agents (default: random)")
     p.add_argument("--hands", type=_hand_number, default=None, metavar="N", help="play only the first N hands")
     p.add_argument("--record", metavar="FILE.json", help="save the game record here")
+    _add_trust(p)
     return p
 
 
@@ -322,7 +359,7 @@ def _run_play(args: argparse.Namespace) -> int:
     from .records import GameRecord
     from .rules import load_rules
 
-    specs = split_agent_specs(args.agents)
+    specs = _trusted(split_agent_specs(args.agents), args.trust_pickled)
     if len(specs) != NUM_PLAYERS:
         raise ValueError(f"--agents needs {NUM_PLAYERS} seats, got {len(specs)}: {specs}")
     rules = load_rules(args.rules)
@@ -368,18 +405,17 @@ def _add_serve(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None, help="seed of the games' deals and agents (default: random)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    _add_trust(p)
     return p
 
 
 def _run_serve(args: argparse.Namespace) -> int:
-    try:
-        from .web.server import create_app, serve
-    except ImportError as e:
-        print(f"barbu serve: needs the web extra: pip install -e '.[web]' ({e})", file=sys.stderr)
-        return 1
+    require("fastapi", "web", "barbu serve")
+    require("uvicorn", "web", "barbu serve")
     from .agents import split_agent_specs
+    from .web.server import create_app, serve
 
-    specs = split_agent_specs(args.agents)
+    specs = _trusted(split_agent_specs(args.agents), args.trust_pickled)
     app = create_app(specs, rules=args.rules, seed=args.seed)
     print(f"Barbu table at http://{args.host}:{args.port}/  (replays: http://{args.host}:{args.port}/replay)")
     serve(app, host=args.host, port=args.port)
@@ -412,6 +448,7 @@ def _run_bench(argv: Sequence[str]) -> int:
 
 
 def _run_train(argv: Sequence[str]) -> int:
+    require("torch", "train", "barbu train")
     from training import ppo
 
     return ppo.main(list(argv))
@@ -457,13 +494,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in PASS_THROUGH:  # their mains report their own errors
         try:
             return COMMANDS[argv[0]][1](argv[1:])
+        except MissingExtraError as e:  # an extra is not installed: the line that says which
+            print(f"barbu {argv[0]}: error: {e}", file=sys.stderr)
+            return 1
         except KeyboardInterrupt:  # outside the training loop (which saves and reports): loading, final evaluation
             print(f"barbu {argv[0]}: interrupted", file=sys.stderr)
             return 130
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command][1](args)
-    except (ValueError, OSError) as e:  # bad agents, rules, records or paths: a message, not a traceback
+    except (ValueError, OSError, MissingExtraError) as e:  # bad agents, rules, records or paths, or
+        # a feature whose extra is not installed: a message, not a traceback
         print(f"barbu {args.command}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

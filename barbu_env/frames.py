@@ -34,6 +34,7 @@ from PIL import Image, ImageDraw, ImageFont
 from .cards import RANK_NAMES, SUIT_MASK, cards_of, rank_of, suit_of
 from .constants import NUM_HANDS, NUM_PLAYERS, Phase
 from .engine import BarbuState
+from .extras import require
 from .table import FRAME_EVERY, SUIT_SYMBOLS, TableView, hand_suits, record_steps, state_view
 
 FRAME_WIDTH, FRAME_HEIGHT = 960, 640
@@ -297,12 +298,8 @@ def write_video(frames: Iterable[np.ndarray], path: str | Path, fps: float = 2.0
             path, save_all=True, append_images=images[1:], duration=round(1000 / fps), loop=0, optimize=False
         )
         return len(images)
-    try:
-        import imageio.v2 as imageio
-    except ImportError:
-        raise ValueError(
-            "writing MP4 needs imageio and imageio-ffmpeg: pip install -e '.[video]' (or write a .gif)"
-        ) from None
+    imageio = require("imageio.v2", "video", "writing MP4 (a .gif needs no extra)", package="imageio")
+    require("imageio_ffmpeg", "video", "writing MP4 (a .gif needs no extra)", package="imageio-ffmpeg")
     count = 0
     with imageio.get_writer(path, fps=fps, codec="libx264", macro_block_size=16, quality=7) as writer:
         for frame in frames:

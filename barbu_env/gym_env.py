@@ -2,7 +2,7 @@
 
 ===================  =============================================================
 Import               ``import gymnasium, barbu_env.gym_env`` then
-                     ``gymnasium.make("Barbu-v0", opponents="random")``
+                     ``gymnasium.make("Barbu-v1", opponents="random")``
 Class                ``barbu_env.gym_env.BarbuGymEnv`` (the same keyword arguments)
 Action space         ``Discrete(85)`` (the AEC environment's actions, docs/rules.md)
 Observation space    ``Box(1132,) float32``: the learner's ``observation`` vector
@@ -68,7 +68,9 @@ the totals of its hands, absolute seats).
 Reset options
 -------------
 ``reset(seed=None, options=None)``: ``"deals"`` and ``"first_declarer"`` as in the AEC
-environment, and ``"seat"`` to put the learner in a given seat for this episode.
+environment, and ``"seat"`` to put the learner in a given seat for this episode. As in
+Gymnasium, ``reset(seed=s)`` seeds the environment's generator (``np_random``) and a
+``reset()`` without a seed draws the next game, opponents and all, from the same one.
 
 Termination
 -----------
@@ -77,8 +79,11 @@ Termination
 
 Version history
 ---------------
-* v0: first release.
-* v0, the ``episode`` argument (``"game"``, the default, is the game as before).
+* v1 (barbu 0.2.0): the observation is the AEC environment's v1 vector, 1132 values
+  (was 924: the ``excluded`` slice); the ``episode`` argument (``"game"``, the default,
+  is the game as before). ``"Barbu-v0"`` raises ``gymnasium.error.DeprecatedEnv``
+  saying so.
+* v0 (barbu 0.1.0): first release.
 """
 
 from __future__ import annotations
@@ -259,6 +264,6 @@ class BarbuGymEnv(gymnasium.Env):
         return info
 
 
-_register_with_loaded_gymnasium()  # gymnasium is imported now: Barbu-v0 is registered
+_register_with_loaded_gymnasium()  # gymnasium is imported now: Barbu-v1 is registered
 
 __all__ = ["GYM_ENV_ID", "ILLEGAL_ACTION_MODES", "BarbuGymEnv"]

@@ -77,6 +77,7 @@ import numpy as np
 
 from .agents import parse_agent_spec
 from .agents.pretrained import SHIPPED, pretrained_path
+from .extras import require
 from .rules import Rules, load_rules
 from .tournament import SEATINGS, Estimate, agent_labels, evaluate
 
@@ -177,9 +178,10 @@ def _content_hash(path: Path) -> str:
 
 def _spec_identity(spec: str) -> dict[str, Any]:
     """What makes an agent spec play as it does, for cache keys: the registered name and
-    its parameters (in name order), or a checkpoint's path and content hash."""
+    its parameters (in name order), or a checkpoint's path and content hash. ``trust``
+    (the opt-in to load a pickled file) is left out: it lets a file load, not play otherwise."""
     name, params = parse_agent_spec(spec)
-    identity: dict[str, Any] = {"name": name, "params": {k: params[k] for k in sorted(params)}}
+    identity: dict[str, Any] = {"name": name, "params": {k: params[k] for k in sorted(params) if k != "trust"}}
     if Path(name).exists():
         identity["sha256"] = _content_hash(Path(name))
     elif name in SHIPPED:  # a shipped policy: its weights change with the package
@@ -530,7 +532,7 @@ def plot_league(result: LeagueResult, path: str | Path) -> Path:
     """A heatmap of the combined margins (row over column, agents by rating, best at the
     top), each cell written with its mean and ± half its 95% interval, the ratings in the
     row labels; saved as PNG."""
-    import matplotlib
+    matplotlib = require("matplotlib", "plot", "plot_league")
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

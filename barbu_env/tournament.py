@@ -97,6 +97,7 @@ import numpy as np
 from barbu_env.actions import AGENTS, DOUBLE_OFFSET, NUM_ACTIONS, PASS_ACTION, action_text
 from barbu_env.agents import Agent, act_rows, agent_names, make_agent, parse_agent_spec
 from barbu_env.agents.base import group_ids
+from barbu_env.agents.registry import spec_without
 from barbu_env.engine import (
     CONTRACT_NAMES,
     NUM_CONTRACTS,
@@ -105,6 +106,7 @@ from barbu_env.engine import (
     BarbuState,
     IllegalActionError,
 )
+from barbu_env.extras import require
 from barbu_env.position import Positions
 from barbu_env.records import GameRecord
 from barbu_env.rules import Rules, load_rules
@@ -147,16 +149,18 @@ def agent_seed(seed: int, set_index: int, rotation: int, seat: int) -> int:
 
 def agent_labels(specs: Sequence[str]) -> tuple[list[str], list[str]]:
     """(entry label of each spec, instance label of each agent): a checkpoint path is
-    labelled by its file name; a spec given more than once is numbered.
+    labelled by its file name; a spec given more than once is numbered; the opt-in to load
+    a pickled file (``trust=true``) is not shown.
 
-    >>> agent_labels(["heuristic", "random", "random", "runs/a/model.pt"])
-    (['heuristic', 'random', 'random', 'model.pt'], ['heuristic', 'random#1', 'random#2', 'model.pt'])
+    >>> agent_labels(["heuristic", "random", "random", "runs/a/model.zip:trust=true"])
+    (['heuristic', 'random', 'random', 'model.zip'], ['heuristic', 'random#1', 'random#2', 'model.zip'])
     """
     names: dict[str, str] = {}
     for spec in specs:
         if spec not in names:
-            short = Path(spec).name if ("/" in spec or os.sep in spec) else spec
-            names[spec] = short if short not in names.values() else spec
+            shown = spec_without(spec, "trust")
+            short = Path(shown).name if ("/" in shown or os.sep in shown) else shown
+            names[spec] = next(n for n in (short, shown, spec) if n == spec or n not in names.values())
     entry = [names[s] for s in specs]
     counts = {s: specs.count(s) for s in specs}
     seen: dict[str, int] = {}
@@ -951,7 +955,7 @@ def format_table(result: TournamentResult) -> str:
 def plot_results(result: TournamentResult, path: str | Path) -> Path:
     """Per-contract mean settled score per entry, as declarer and as defender (grouped
     bars with 95% CI), and the mean score per game (± 95% CI) beside them; saved as PNG."""
-    import matplotlib
+    matplotlib = require("matplotlib", "plot", "plot_results")
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

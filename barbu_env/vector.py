@@ -10,17 +10,17 @@ plays games through both and the tests' oracle engine and compares every decisio
 ``reset(seed=None, deals=None, first_declarers=None)`` returns ``(obs, masks, seat)``
 and ``step(actions)`` returns ``(obs, masks, seat, rewards, dones, infos)``:
 
-=============  ================  ==========================================================
-name           type              meaning
-=============  ================  ==========================================================
+=============  =================  ==========================================================
+name           type               meaning
+=============  =================  ==========================================================
 ``obs``        float32 [B, 1132]  observation of the seat to act in each game
-``masks``      bool [B, 85]      its legal actions
-``seat``       int64 [B]         the seat to act (0-3)
-``actions``    int [B]           (``step``'s argument) the action of ``seat[i]`` in game i
-``rewards``    float32 [B, 4]    settled hand scores per seat that arrived with this step
-``dones``      bool [B]          this step ended game i's episode (already reset)
-``infos``      dict of arrays    ``hand_over``, ``final_scores``, ``game_length`` (below)
-=============  ================  ==========================================================
+``masks``      bool [B, 85]       its legal actions
+``seat``       int64 [B]          the seat to act (0-3)
+``actions``    int [B]            (``step``'s argument) the action of ``seat[i]`` in game i
+``rewards``    float32 [B, 4]     settled hand scores per seat that arrived with this step
+``dones``      bool [B]           this step ended game i's episode (already reset)
+``infos``      dict of arrays     ``hand_over``, ``final_scores``, ``game_length`` (below)
+=============  =================  ==========================================================
 
 * ``obs[i]`` is the observation of ``seat[i]``, the seat to act in game i, and
   ``masks[i]`` its legal actions (``observation.OBS_DIM`` values laid out as
@@ -78,25 +78,11 @@ Returned arrays: with ``copy=True`` (the default) each call returns fresh arrays
 which saves a copy of ``obs`` per step where the caller copies it into its own
 storage anyway.
 
-Why numba and not numpy, by measurement (this project's 2-core Xeon box, one core, CPU
-time, random legal play, B = 256; the box was busy, so compare the ratios): a numpy
-lockstep prototype that did only a fraction of the work (plain follow-suit tricks, the
-14 card rows of the observation by ``unpackbits`` and the mask; no contracts, doubling,
-Domino, scoring or small fields) ran 0.65 M decisions/s (0.74 M at B = 1,024): each
-numpy call costs microseconds whatever B, and Barbu's step branches seven ways by
-phase and again by contract, so a numpy step runs every branch under masks. The numba
-kernels run each game's own branch only and did the whole game, observations
-included, at 1.64 M decisions/s, action choice in numpy included (``barbu_env.bench``'s
-loop; OpenSpiel ``hearts`` with its observer: 0.25 M). Three measured choices inside
-the kernels: every function takes the whole batch and a game index, never a per-game
-view, and the kernels are compiled without numba's reference counting (``_nrt=False``;
-they allocate nothing), since the atomic reference counts of views passed between
-functions took over half of a step; the observation's card rows are written straight
-from the 52-bit card sets through a byte lookup table, two floats per store, rather
-than copied from a per-game float table (which halved the step again); and B = 256 keeps
-a batch's buffers in the core's L2 cache (B = 1,024 is about 20% slower per decision).
-The kernels are compiled on first use (about 10 s) and cached on disk (``cache=True``),
-so later processes load them in well under a second.
+Every kernel takes the whole batch and a game index, never a per-game view, and is compiled
+without numba's reference counting (``_nrt=False``; the kernels allocate nothing). They are
+compiled on first use (about 10 s) and cached on disk (``cache=True``), so later processes
+load them in well under a second. Why numba rather than numpy, and the measurements behind
+the kernels' design: docs/vector.md.
 
 The module is engine-pure: numpy and numba, no RL framework.
 """

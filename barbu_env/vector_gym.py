@@ -31,7 +31,8 @@ observation (nothing is left to decide), so ``info`` has no ``"final_obs"``; it 
 ``"final_scores"`` (float32 [B, 4]) and ``"game_length"`` with their masks
 ``"_final_scores"`` and ``"_game_length"`` (valid where terminated). ``truncated`` is
 always false. Every ``info`` also has ``"hand_over"`` (bool [B]). ``reset(seed=..., options=...)`` takes the options
-``"deals"`` and ``"first_declarers"`` of ``VectorBarbu.reset``.
+``"deals"`` and ``"first_declarers"`` of ``VectorBarbu.reset``; a ``reset()`` without a
+seed continues the games' random streams from where the last seeded one left them.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ Method. Each unknown card has a *type*: the set of seats allowed to hold it (7 n
 subsets of the 3 seats; a card of the empty type makes the position impossible). Two
 cards of one type are interchangeable as far as the constraints go, so a world is a
 *split* of every type (how many of its cards each allowed seat gets) times a choice of
-which cards of the type go where. With the types in a fixed order ``t_0 .. t_{m-1}``,
+which cards of the type go where. With the types in a fixed order ``t_0 .. t_{m-1}``, ::
 
     W[j][c1, c2] = the number of ways to deal the cards of types j .. m-1 into seats
                    with room c1, c2 and c3 = (cards of types j .. m-1) - c1 - c2,

@@ -1,5 +1,6 @@
-"""The PettingZoo AEC environment: API conformance, reproducibility, rewards and infos,
-errors, rendering, and the golden games replayed through the environment."""
+"""The PettingZoo AEC environment: reproducibility, rewards and infos, errors, rendering,
+and the golden games replayed through the environment (PettingZoo's own checks are in
+test_pettingzoo_api.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test, render_test, seed_test
 
 import barbu_env
 from barbu_env.actions import action_text, parse_action
@@ -28,18 +28,6 @@ def random_actions(env, rng):
             env.step(None)
         else:
             env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-
-
-def test_pettingzoo_api_test_passes():
-    api_test(barbu_env.env(), num_cycles=3000)
-
-
-def test_pettingzoo_seed_test_passes():
-    seed_test(barbu_env.env, num_cycles=300)
-
-
-def test_pettingzoo_render_test_passes():
-    render_test(lambda render_mode=None: barbu_env.env(render_mode=render_mode))
 
 
 def test_same_seed_and_options_replay_a_whole_game_identically():

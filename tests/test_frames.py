@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 import barbu_env
-import barbu_env.gym_env  # noqa: F401 (registers Barbu-v0)
+import barbu_env.gym_env  # noqa: F401 (registers Barbu-v1)
 from barbu_env.cli import main
 from barbu_env.engine import BarbuState, Phase
 from barbu_env.frames import (
@@ -75,7 +75,7 @@ def test_the_aec_frame_shows_every_hand_and_the_gym_frame_only_the_learners():
     env = barbu_env.env(render_mode="rgb_array")
     env.reset(seed=1)
     assert share_of(region(env.render(), *top), CARD_FACE) > 0.3
-    gym = gymnasium.make("Barbu-v0", opponents="random", render_mode="rgb_array")
+    gym = gymnasium.make("Barbu-v1", opponents="random", render_mode="rgb_array")
     gym.reset(seed=1)
     frame = gym.render()
     assert frame.shape == (FRAME_HEIGHT, FRAME_WIDTH, 3)

@@ -1,4 +1,7 @@
-"""README.md stays true: its Python example runs, and its commands name real configs."""
+"""README.md and the documentation pages stay true: the README's Python example runs, its test
+command is the one CI calls, and every command line the README and docs/*.md show (the model
+cards included) parses with the real parser and names files that exist. (The docs' Python
+examples run in tests/test_docs.py.)"""
 
 from __future__ import annotations
 
@@ -14,7 +17,11 @@ from integration_extras import require
 import barbu_env
 from barbu_env.cli import COMMANDS
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+#: The pages whose commands are checked here: the README, the docs pages and the model cards they include.
+CARDS = sorted(ROOT.glob("barbu_env/agents/pretrained/*.md"))
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *CARDS]
 
 
 def test_the_readme_example_plays_a_whole_game(capsys):
@@ -28,10 +35,11 @@ def test_the_readme_example_plays_a_whole_game(capsys):
     assert "[" in capsys.readouterr().out
 
 
-def test_the_readme_commands_name_files_that_exist():
-    root = Path(__file__).resolve().parent.parent
-    for path in re.findall(r"(configs/\w+/\w+\.yaml)", README):
-        assert (root / path).exists(), path
+def test_the_commands_name_files_that_exist():
+    root = ROOT
+    for page in PAGES:
+        for path in re.findall(r"(configs/\w+/\w+\.yaml)", page.read_text()):
+            assert (root / path).exists(), f"{page.name}: {path}"
     assert "pip install -c constraints.txt" in README and (root / "constraints.txt").exists()
     ci = (root / ".ci" / "run").read_text()
     test_command = re.findall(r"```bash\n(.*?pytest)\n```", README)
@@ -45,15 +53,17 @@ EXTRA_MODULES = {"training.rllib_ppo": "ray.rllib", "training.torchrl_ppo": "tor
 
 
 def readme_commands() -> list[str]:
-    """Every ``barbu ...`` and ``python -m ...`` command line README.md shows, in bash
-    blocks (one per ``&&`` segment, comments dropped) or inline, with ``{a,b}``
+    """Every ``barbu ...`` and ``python -m ...`` command line the README and the docs pages
+    show, in bash blocks (one per ``&&`` segment, comments dropped) or inline, with ``{a,b}``
     alternatives expanded and ``[optional ...]`` parts dropped."""
     found = []
-    for block in re.findall(r"```bash\n(.*?)```", README, flags=re.S):
-        for line in block.splitlines():
-            found += [seg.strip() for seg in re.split(r"&&", re.split(r"\s#", line)[0])]
-    prose = re.sub(r"```.*?```", "", README, flags=re.S)
-    found += [" ".join(code.split()) for code in re.findall(r"`([^`]+)`", prose)]
+    for page in PAGES:
+        text = page.read_text()
+        for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+            for line in block.splitlines():
+                found += [seg.strip() for seg in re.split(r"&&", re.split(r"\s#", line)[0])]
+        prose = re.sub(r"```.*?```", "", text, flags=re.S)
+        found += [" ".join(code.split()) for code in re.findall(r"`([^`]+)`", prose)]
     commands = []
     for text in found:
         if not re.match(r"(barbu \w+|python -m (barbu_env|training)\.\w+)( |$)", text):
@@ -88,7 +98,31 @@ def _parse(command: str, monkeypatch) -> argparse.Namespace:
     return parsed.value.args[0]
 
 
-def test_the_readme_shows_the_commands_this_test_parses():
+class _Parser(Exception):
+    """Raised by the patched ``parse_args`` with the parser it was called on."""
+
+
+def _declared_flags(name: str, monkeypatch) -> set[str]:
+    """The options ``barbu NAME`` declares: its subparser's, or for a command that passes its
+    options through (``train``, ``bench``) those of the program it runs."""
+
+    def capture(self, args=None, namespace=None):
+        raise _Parser(self)
+
+    from barbu_env.cli import main
+
+    with monkeypatch.context() as patch:
+        patch.setattr(argparse.ArgumentParser, "parse_args", capture)
+        with pytest.raises(_Parser) as caught:
+            main([name])
+    parser = caught.value.args[0]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            parser = action.choices[name]
+    return {option for action in parser._actions for option in action.option_strings}
+
+
+def test_the_readme_and_docs_show_the_commands_this_test_parses():
     commands = readme_commands()
     assert {c.split()[1] for c in commands if c.startswith("barbu ")} == {
         "eval",
@@ -105,8 +139,12 @@ def test_the_readme_shows_the_commands_this_test_parses():
 
 @pytest.mark.parametrize("command", [c for c in readme_commands() if not any(m in c for m in EXTRA_MODULES)])
 def test_every_readme_command_parses_with_the_real_parser(command, monkeypatch):
-    if command in ("barbu eval", "barbu replay"):  # a mention of the command, not a command line
-        assert command.split()[1] in COMMANDS
+    words = command.split()
+    if words[0] == "barbu" and ("..." in words or all(w.startswith("--") for w in words[2:])):
+        # a mention in prose (`barbu eval`, `barbu league --cache`, `barbu eval --rules ...`), not a
+        # whole command line: the command exists and declares every flag shown
+        assert words[1] in COMMANDS
+        assert {w for w in words if w.startswith("--")} <= _declared_flags(words[1], monkeypatch), command
         return
     ns = _parse(command, monkeypatch)
     for flag in re.findall(r" --([\w-]+)", command):  # every flag shown is one the program declares

@@ -1,6 +1,12 @@
 """An installed wheel is complete: built from the sources, installed into a fresh directory
 outside the repository and imported from there (not from the editable install), it has
-the rules presets and ``barbu eval --rules classic`` runs, and the shipped policy ``ppo`` plays."""
+the rules presets and ``barbu eval --rules classic`` runs, and the shipped policy ``ppo`` plays.
+
+And it installs lean: its unconditional requirements are the core ones, and installed with
+only them into a fresh virtual environment (slow: the install, then numba compiling the
+agents' kernels there), it has no torch, SB3, TensorBoard or matplotlib, plays a duplicate
+evaluation of ``heuristic`` and ``pimc``, and asking for ``ppo`` says in one line to install
+``barbu[train]``."""
 
 from __future__ import annotations
 
@@ -8,11 +14,14 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+
+import pytest
 
 from barbu_env.agents.pretrained import SHIPPED
 from barbu_env.rules import load_rules, preset_names
@@ -48,7 +57,18 @@ def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subpr
     return done
 
 
-def test_a_wheel_installed_outside_the_repository_has_the_presets_and_evaluates(tmp_path):
+PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+#: What ``pip install barbu`` brings: the engine, the environments, the baseline agents,
+#: tournaments, the league and the command line need nothing else (the rest are extras).
+CORE_REQUIREMENTS = {"numpy", "numba", "gymnasium", "pettingzoo", "pyyaml", "tqdm", "pillow"}
+#: Packages of the extras that a core install must not have (module names).
+NOT_IN_CORE = ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "matplotlib")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel built from a copy of the sources (once for this module's tests)."""
+    tmp_path = tmp_path_factory.mktemp("build")
     src = tmp_path / "src"
     src.mkdir()
     for name in SOURCES:
@@ -56,17 +76,44 @@ def test_a_wheel_installed_outside_the_repository_has_the_presets_and_evaluates(
             shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:
             shutil.copy2(ROOT / name, src / name)
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     offline = ["--no-build-isolation", "--no-index"] if _can_build_here() else []
-    _run([*pip, "wheel", "--no-deps", *offline, "-w", str(tmp_path / "dist"), str(src)], cwd=tmp_path)
-    (wheel,) = (tmp_path / "dist").glob("barbu-*.whl")
+    _run([*PIP, "wheel", "--no-deps", *offline, "-w", str(tmp_path / "dist"), str(src)], cwd=tmp_path)
+    (built,) = (tmp_path / "dist").glob("barbu-*.whl")
+    return built
+
+
+def _requirements(wheel: Path) -> tuple[set[str], dict[str, set[str]]]:
+    """The wheel's unconditional requirements, and its extras' (names only)."""
+    with zipfile.ZipFile(wheel) as z:
+        (metadata,) = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
+        lines = z.read(metadata).decode().splitlines()
+    core: set[str] = set()
+    extras: dict[str, set[str]] = {}
+    for line in lines:
+        if line.startswith("Requires-Dist: "):
+            requirement, _, marker = line.removeprefix("Requires-Dist: ").partition(";")
+            name = re.split(r"[\s<>=!~\[(]", requirement.strip(), maxsplit=1)[0].lower()
+            extra = re.search(r"extra\s*==\s*[\"']([^\"']+)", marker)
+            (extras.setdefault(extra.group(1), set()) if extra else core).add(name)
+    return core, extras
+
+
+def test_the_wheel_requires_only_the_core_and_puts_the_rest_in_extras(wheel):
+    core, extras = _requirements(wheel)
+    assert core == CORE_REQUIREMENTS
+    assert {"torch", "stable-baselines3", "sb3-contrib", "tensorboard"} <= extras["train"]
+    assert "matplotlib" in extras["plot"]
+    assert {"train", "plot", "web", "video", "openspiel", "bench", "rllib", "torchrl", "all", "dev"} <= set(extras)
+
+
+def test_a_wheel_installed_outside_the_repository_has_the_presets_and_evaluates(wheel, tmp_path):
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
     shipped = sorted(Path(n).stem for n in names if n.startswith("barbu_env/presets/") and n.endswith(".yaml"))
     assert shipped == preset_names()
 
     site = tmp_path / "site"
-    _run([*pip, "install", "--no-deps", "--no-index", "--target", str(site), str(wheel)], cwd=tmp_path)
+    _run([*PIP, "install", "--no-deps", "--no-index", "--target", str(site), str(wheel)], cwd=tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(site)}
@@ -94,3 +141,53 @@ def test_a_wheel_installed_outside_the_repository_has_the_presets_and_evaluates(
         env=env,
     )  # fmt: skip
     assert "ppo" in done.stdout
+
+
+#: Run in the core install: the shipped policy without torch.
+PPO_WITHOUT_TORCH = """\
+from barbu_env.agents import make_agent
+from barbu_env.extras import MissingExtraError
+try:
+    make_agent("ppo")
+except MissingExtraError as e:
+    print(e)
+"""
+
+
+@pytest.mark.slow
+def test_the_core_install_plays_heuristic_and_pimc_and_names_the_train_extra_for_ppo(wheel, tmp_path):
+    venv = tmp_path / "venv"  # outside the repository, without the system's packages
+    _run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
+    bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    python = str(bin_dir / "python")
+    _run([python, "-m", "pip", "--disable-pip-version-check", "-q", "install", str(wheel)], cwd=tmp_path, env=env)
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    probe = f"import importlib.util as u, json; print(json.dumps([m for m in {NOT_IN_CORE!r} if u.find_spec(m)]))"
+    assert json.loads(_run([python, "-c", probe], cwd=elsewhere, env=env).stdout) == []
+
+    barbu = str(bin_dir / "barbu")
+    done = _run(
+        [barbu, "eval", "--agents", "heuristic,pimc:worlds=4,heuristic,pimc:worlds=4", "--games", "4",
+         "--workers", "1", "--no-progress", "--out", "result.json"],
+        cwd=elsewhere,
+        env=env,
+    )  # fmt: skip
+    assert "Duplicate tournament: 4 games = 1 deal sets x 4 seatings" in done.stdout
+    doc = json.loads((elsewhere / "result.json").read_text())
+    assert [e["label"] for e in doc["entries"]] == ["heuristic", "pimc:worlds=4"]
+    # duplicate: one deal set in the four seatings, so each instance plays the deals from every seat
+    assert sorted((g["deal_set"], g["seating"]) for g in doc["games"]) == [(0, 0), (0, 1), (0, 2), (0, 3)]
+    for seat in range(4):
+        assert len({g["seats"][seat] for g in doc["games"]}) == 4
+
+    message = "the shipped policy 'ppo' needs torch: pip install 'barbu[train]'"
+    assert _run([python, "-c", PPO_WITHOUT_TORCH], cwd=elsewhere, env=env).stdout == message + "\n"
+    failed = subprocess.run(
+        [barbu, "eval", "--agents", "ppo,heuristic,heuristic,heuristic", "--games", "4", "--no-progress"],
+        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert (failed.returncode, failed.stdout, failed.stderr) == (1, "", f"barbu eval: error: {message}\n")

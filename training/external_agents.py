@@ -15,6 +15,14 @@ Both are declared under the ``barbu.agent_loaders`` entry point (``pyproject.tom
 and import their library only when they recognise a file, so that other agents never
 pay for SB3 or Ray. Each returns None for a file that is not its own.
 
+Both formats are pickle-based (an SB3 ``.zip``'s ``data`` holds cloudpickled objects, an
+RLlib checkpoint's ``*.pkl`` files are pickles): loading one runs code its author chose.
+So each loader recognises its files by their structure only (zip member names, file
+names; the SB3 ``data`` is read as JSON, which runs nothing) and, unless called with
+``trust=True`` (the spec parameter ``trust=true``, ``barbu eval --trust-pickled``),
+raises ``barbu_env.agents.UntrustedFileError`` before anything is unpickled or the
+library is imported.
+
 Either network is put behind the ``distribution(obs, mask)`` method that
 ``training.policy_agent.PolicyAgent`` uses, so these agents act like trained
 checkpoints: greedy by default (``deterministic=False`` samples), and one forward pass
@@ -27,6 +35,9 @@ import json
 import zipfile
 from pathlib import Path
 from typing import Any
+
+from barbu_env.agents.registry import UntrustedFileError
+from barbu_env.extras import require
 
 #: (kind, resolved path, mtime) -> network adapter: tournaments build agents for every game.
 _CACHE: dict[tuple[str, str, float], Any] = {}
@@ -61,14 +72,25 @@ def is_sb3_model(path: Path) -> bool:
         return {"data", "policy.pth"} <= set(z.namelist())
 
 
+def check_maskable(path: Path) -> None:
+    """A ValueError unless the SB3 model at ``path`` is a MaskablePPO one, read from the
+    ``data`` member as JSON (which unpickles nothing)."""
+    with zipfile.ZipFile(path) as z:
+        try:
+            data = json.loads(z.read("data"))
+        except (ValueError, UnicodeDecodeError):
+            raise ValueError(f"{path} is not an SB3 model (its data is not JSON)") from None
+    policy_class = data.get("policy_class", {}) if isinstance(data, dict) else {}
+    if "Maskable" not in str(policy_class):
+        raise ValueError(f"{path} is an SB3 model but not a MaskablePPO one: only masked policies can play Barbu")
+
+
 class SB3MaskablePolicy:
-    """A MaskablePPO model's policy as ``distribution(obs, mask) -> .probs``."""
+    """A MaskablePPO model's policy as ``distribution(obs, mask) -> .probs`` (loading it
+    unpickles the model's ``data``: for trusted files only)."""
 
     def __init__(self, path: Path):
-        with zipfile.ZipFile(path) as z:
-            policy_class = json.loads(z.read("data")).get("policy_class", {})
-        if "Maskable" not in str(policy_class):
-            raise ValueError(f"{path} is an SB3 model but not a MaskablePPO one: only masked policies can play Barbu")
+        check_maskable(path)
         from sb3_contrib import MaskablePPO
 
         self.model = MaskablePPO.load(path, device="cpu")
@@ -78,12 +100,16 @@ class SB3MaskablePolicy:
         return self.model.policy.get_distribution(obs, action_masks=mask.numpy()).distribution
 
 
-def load_sb3_agent(path: str | Path, seed: int = 0, deterministic: bool = True, **_: Any):
+def load_sb3_agent(path: str | Path, seed: int = 0, deterministic: bool = True, trust: bool = False, **_: Any):
     """An agent playing a MaskablePPO ``.zip`` (greedy unless ``deterministic=False``);
-    None for other files."""
+    None for other files; ``UntrustedFileError`` without ``trust`` (the file is pickled)."""
     path = Path(path)
     if not is_sb3_model(path):
         return None
+    check_maskable(path)
+    if not trust:
+        raise UntrustedFileError(path, "a stable-baselines3 model")
+    require("sb3_contrib", "train", f"the stable-baselines3 model {path.name}", package="sb3-contrib")
     return _policy_agent(_cached("sb3", path, SB3MaskablePolicy), seed, deterministic, path.stem)
 
 
@@ -106,7 +132,8 @@ def rllib_module_dir(path: Path, policy_id: str = RLLIB_POLICY_ID) -> Path | Non
 
 
 class RLlibMaskedPolicy:
-    """An RLModule reading ``{"observations", "action_mask"}`` as ``distribution(obs, mask)``."""
+    """An RLModule reading ``{"observations", "action_mask"}`` as ``distribution(obs, mask)``
+    (loading it unpickles the checkpoint's ``*.pkl`` files: for trusted folders only)."""
 
     def __init__(self, module_dir: Path):
         from ray.rllib.core.rl_module.rl_module import RLModule
@@ -121,10 +148,14 @@ class RLlibMaskedPolicy:
         return MaskedCategorical(out["action_dist_inputs"], mask)
 
 
-def load_rllib_agent(path: str | Path, seed: int = 0, deterministic: bool = True, **_: Any):
+def load_rllib_agent(path: str | Path, seed: int = 0, deterministic: bool = True, trust: bool = False, **_: Any):
     """An agent playing the shared policy of an RLlib checkpoint folder (greedy unless
-    ``deterministic=False``); None for other paths."""
+    ``deterministic=False``); None for other paths; ``UntrustedFileError`` without
+    ``trust`` (the checkpoint is pickled), checked before Ray is imported."""
     module_dir = rllib_module_dir(Path(path))
     if module_dir is None:
         return None
+    if not trust:
+        raise UntrustedFileError(path, "an RLlib checkpoint")
+    require("ray.rllib", "rllib", f"the RLlib checkpoint {Path(path).name}", package="ray[rllib]")
     return _policy_agent(_cached("rllib", module_dir, RLlibMaskedPolicy), seed, deterministic, Path(path).name)

@@ -4,8 +4,9 @@ parameters ``deterministic`` and ``device`` (``make_agent(path, device="cuda")``
 ``best.pt:device=cuda`` as a spec; ``barbu eval --device``). The network computes on
 its device; observations go to it once per call and the actions come back once.
 
-The loader is declared under the ``barbu.agent_loaders`` entry point, so the agent
-registry finds it without importing torch for the baselines.
+The agent registry reaches ``load_policy_agent`` through ``training.checkpoint_loader``
+(the ``barbu.agent_loaders`` entry point), which imports this module, and torch, only
+for a ``.pt`` file.
 """
 
 from __future__ import annotations
@@ -112,13 +113,16 @@ def load_policy_agent(
     deterministic: bool = True,
     device: str = "cpu",
     rules: Any = None,
+    trust: bool = False,
     **unknown: Any,
 ) -> PolicyAgent | None:
     """A PolicyAgent (greedy unless ``deterministic=False``) from a checkpoint written by
     ``models.policy.save_checkpoint``, its network on ``device`` (``cpu`` by default:
     tournaments play in several processes; ``auto``, ``cuda``, ``cuda:N``, ``mps``; a
     device this machine lacks is a ValueError); None for other files. ``rules`` is
-    ignored (a policy plays by what it learned); any other parameter is a ValueError."""
+    ignored (a policy plays by what it learned), and so is ``trust`` (the checkpoint is
+    read with ``weights_only=True``: it cannot run code); any other parameter is a
+    ValueError."""
     if Path(path).suffix != ".pt":
         return None
     if unknown:

@@ -1,6 +1,6 @@
-"""sb3-contrib ``MaskablePPO`` on ``Barbu-v0``: one learning seat against chosen opponents.
+"""sb3-contrib ``MaskablePPO`` on ``Barbu-v1``: one learning seat against chosen opponents.
 
-The environment is ``barbu_env.gym_env.BarbuGymEnv`` (registered as ``"Barbu-v0"``):
+The environment is ``barbu_env.gym_env.BarbuGymEnv`` (registered as ``"Barbu-v1"``):
 the learner's own settled hand scores are its rewards, and ``MaskablePPO`` reads the
 legal actions from its ``action_masks()``. The learner's seat rotates over the four
 seats, one per game, so that it learns to declare and to defend from every seat.
@@ -30,7 +30,7 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
 
-import barbu_env.gym_env  # noqa: F401  (registers Barbu-v0)
+import barbu_env.gym_env  # noqa: F401  (registers Barbu-v1)
 from training.config import add_field_flags
 
 
@@ -87,7 +87,7 @@ class WallClockLimit(BaseCallback):
 
 
 def make_env(args: Args):
-    """The vectorized ``Barbu-v0`` environments the model trains on."""
+    """The vectorized ``Barbu-v1`` environments the model trains on."""
     specs = [s.strip() for s in args.opponents.split(",")]
     env_kwargs = {
         "opponents": specs[0] if len(specs) == 1 else specs,
@@ -97,7 +97,7 @@ def make_env(args: Args):
         "skip_forced": args.skip_forced,
         "illegal_action": "raise",
     }
-    return make_vec_env(lambda: gymnasium.make("Barbu-v0", **env_kwargs), n_envs=args.num_envs, seed=args.seed)
+    return make_vec_env(lambda: gymnasium.make("Barbu-v1", **env_kwargs), n_envs=args.num_envs, seed=args.seed)
 
 
 def train(args: Args) -> dict:

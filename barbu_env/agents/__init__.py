@@ -8,7 +8,8 @@ and the acting agent's name (``"player_0"`` ...), and returns a legal action id.
 Agents are made by name through a registry, so that ``--agents heuristic,random`` works
 from the command line: ``make_agent("random", seed=0)``. A name that is not registered
 but is a path to a file is handed to the loaders registered with ``register_loader``
-(trained checkpoints).
+(trained checkpoints); a pickle-based file (an SB3 ``.zip``, an RLlib checkpoint) only
+with ``trust=True``, else ``UntrustedFileError``.
 """
 
 from . import heuristic as _heuristic  # noqa: F401
@@ -18,12 +19,21 @@ from . import pimc as _pimc  # noqa: F401
 from . import pretrained as _pretrained  # noqa: F401
 from . import random_agent as _random_agent  # noqa: F401
 from .base import Agent, BatchAgent, GroupAgent, act_batch, act_rows
-from .registry import agent_names, make_agent, parse_agent_spec, register, register_loader, split_agent_specs
+from .registry import (
+    UntrustedFileError,
+    agent_names,
+    make_agent,
+    parse_agent_spec,
+    register,
+    register_loader,
+    split_agent_specs,
+)
 
 __all__ = [
     "Agent",
     "BatchAgent",
     "GroupAgent",
+    "UntrustedFileError",
     "act_batch",
     "act_rows",
     "agent_names",

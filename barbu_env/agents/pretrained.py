@@ -5,7 +5,8 @@ Each is a checkpoint of ``barbu train`` in ``barbu_env/agents/pretrained/`` with
 card beside it (``<name>.md``: the rules it was trained under, the observation layout,
 the config and command that trained it, wall time, decisions and its results). Loading
 one goes through the checkpoint loaders (``barbu.agent_loaders`` entry points, so torch
-is imported only when a shipped policy is asked for); it plays its most likely legal
+is imported only when a shipped policy is asked for: without the ``train`` extra, a
+one-line ``barbu_env.extras.MissingExtraError``); it plays its most likely legal
 action, or samples with ``deterministic=False``; ``device`` (``cpu`` by default) is where
 its network computes (``ppo:device=cuda``).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..extras import require
 from .base import Agent
 from .registry import make_agent, register
 
@@ -36,6 +38,7 @@ def checkpoint_path(spec: str) -> Path:
 
 def _factory(name: str):
     def make(seed: int = 0, rules: Any = None, deterministic: bool = True, device: str = "cpu") -> Agent:
+        require("torch", "train", f"the shipped policy {name!r}")
         agent = make_agent(str(pretrained_path(name)), seed=seed, deterministic=deterministic, device=device)
         agent.name = name
         return agent

@@ -14,6 +14,13 @@ agent before it (``split_agent_specs``), so no quoting is needed beyond the shel
 ['runs/a/best.pt:deterministic=false,device=cuda:1', 'random']
 >>> parse_agent_spec("pimc:worlds=32,time_limit=0.5,baseline=false")
 ('pimc', {'worlds': 32, 'time_limit': 0.5, 'baseline': False})
+
+Files in a pickle-based format (an SB3 ``.zip``, an RLlib checkpoint) run code of their
+author's when they are loaded, so their loaders refuse them with ``UntrustedFileError``
+unless the caller opts in: ``make_agent(path, trust=True)``, or the spec parameter
+``path:trust=true`` (which travels inside the spec string, to tournament workers too).
+Torch ``.pt`` checkpoints load with ``weights_only=True`` and need no opt-in; ``trust``
+is accepted, and ignored, by every agent (see ``docs/security.md``).
 """
 
 from __future__ import annotations
@@ -44,9 +51,29 @@ def register(name: str) -> Callable[[Callable[..., Agent]], Callable[..., Agent]
     return deco
 
 
+class UntrustedFileError(ValueError):
+    """A file in a pickle-based format asked for without the opt-in (``trust=True``, the
+    spec parameter ``trust=true``, ``--trust-pickled``): unpickling it would run whatever
+    code its author put in it. Loaders raise it after recognising the file by its
+    structure, before anything in it is unpickled."""
+
+    def __init__(self, path: str | Path, kind: str):
+        self.path, self.kind = str(path), kind
+        super().__init__(
+            f"{path} is {kind}, a pickle-based format: loading it runs code from the file; "
+            f"if you trust where it came from, opt in with make_agent(path, trust=True), the spec "
+            f"{path}:trust=true, or --trust-pickled on the command line (docs/security.md)"
+        )
+
+    def __reduce__(self):  # rebuilt from its arguments when a tournament worker sends it back
+        return type(self), (self.path, self.kind)
+
+
 def register_loader(loader: Callable[..., Agent | None]) -> Callable[..., Agent | None]:
     """Register a loader for agents given as a file path (it returns None for files it
-    does not handle)."""
+    does not handle). It is called as ``loader(path, seed=..., trust=..., **params)``: a
+    loader of a format whose loading can run code (pickle) raises ``UntrustedFileError``
+    when ``trust`` is false, before reading anything but the file's structure."""
     _LOADERS.append(loader)
     return loader
 
@@ -59,6 +86,9 @@ def agent_names() -> list[str]:
 #: torch checkpoint loader there), so that no torch is imported until a file is loaded.
 LOADER_ENTRY_POINTS = "barbu.agent_loaders"
 _entry_points_loaded = False
+#: Entry points that failed to import (a plug-in whose own dependencies are missing):
+#: name -> why. They do not stop the other loaders; a file no loader handles names them.
+_BROKEN_LOADERS: dict[str, str] = {}
 
 
 def _load_entry_point_loaders() -> None:
@@ -69,7 +99,11 @@ def _load_entry_point_loaders() -> None:
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=LOADER_ENTRY_POINTS):
-        loader = ep.load()
+        try:
+            loader = ep.load()
+        except ImportError as e:
+            _BROKEN_LOADERS[ep.name] = f"{ep.value} ({e})"
+            continue
         if loader not in _LOADERS:
             _LOADERS.append(loader)
 
@@ -134,23 +168,34 @@ def _check_params(name: str, factory: Callable[..., Agent], params: dict[str, An
         raise ValueError(f"agent {name!r} has no parameter {', '.join(unknown)} (it takes: {takes})")
 
 
-def make_agent(spec: str, seed: int = 0, **kwargs: Any) -> Agent:
+def make_agent(spec: str, seed: int = 0, trust: bool = False, **kwargs: Any) -> Agent:
     """An agent from a registered name or a checkpoint path, with parameters written in
     the spec (``"pimc:worlds=32"``, ``"runs/x/best.pt:device=cuda"``) or given as keywords
     (the spec's win); ``seed`` makes it deterministic. A file's parameters go to its
-    loader, which checks them."""
+    loader, which checks them. ``trust`` (or the spec's ``trust=true``) allows loading a
+    pickle-based file, which can run code (else ``UntrustedFileError``); registered agents
+    ignore it unless their factory takes it."""
     name, params = parse_agent_spec(spec)
+    trust = params.pop("trust", trust)
+    if not isinstance(trust, bool):
+        raise ValueError(f"agent {spec!r}: trust is true or false, not {trust!r}")
     if name in _FACTORIES:
+        factory = _FACTORIES[name]
         if params:
-            _check_params(name, _FACTORIES[name], params)
-        return _FACTORIES[name](seed=seed, **{**kwargs, **params})
+            _check_params(name, factory, params)
+        if "trust" in inspect.signature(factory).parameters:
+            params["trust"] = trust
+        return factory(seed=seed, **{**kwargs, **params})
     if Path(name).exists():
         _load_entry_point_loaders()
         for loader in _LOADERS:
-            agent = loader(name, seed=seed, **{**kwargs, **params})
+            agent = loader(name, seed=seed, trust=trust, **{**kwargs, **params})
             if agent is not None:
                 return agent
-        raise ValueError(f"no loader handles the file {name!r}")
+        broken = "; ".join(f"{k}: {v}" for k, v in _BROKEN_LOADERS.items())
+        raise ValueError(
+            f"no loader handles the file {name!r}" + (f" (loaders that failed to import: {broken})" if broken else "")
+        )
     if params:
         raise ValueError(f"unknown agent {name!r}: registered agents are {agent_names()}, or give a checkpoint path")
     raise ValueError(f"unknown agent {spec!r}: registered agents are {agent_names()}, or give a checkpoint path")
@@ -179,3 +224,16 @@ def spec_with(spec: str, key: str, value: Any) -> str:
     if isinstance(value, bool) or value is None:
         value = str(value).lower()  # as _value reads it back
     return f"{spec}{',' if params else ':'}{key}={value}"
+
+
+def spec_without(spec: str, key: str) -> str:
+    """``spec`` without its parameter ``key`` (the spec itself if it has none).
+
+    >>> spec_without("runs/a/model.zip:trust=true", "trust"), spec_without("pimc:trust=true,worlds=8", "trust")
+    ('runs/a/model.zip', 'pimc:worlds=8')
+    """
+    if ":" not in spec or Path(spec).exists():
+        return spec
+    name, _, rest = spec.partition(":")
+    kept = [piece for piece in rest.split(",") if piece.partition("=")[0].strip() != key]
+    return f"{name}:{','.join(kept)}" if kept else name
