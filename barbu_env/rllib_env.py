@@ -38,15 +38,19 @@ from __future__ import annotations
 
 import numpy as np
 from gymnasium import spaces
-from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
-from ray.rllib.core.columns import Columns
-from ray.rllib.env.multi_agent_env import MultiAgentEnv
-from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from .aec import AGENTS, env
 from .credit import SeatCredit
 from .engine import NUM_ACTIONS
+from .extras import require
 from .observation import OBS_HIGH, OBS_LOW
+
+require("ray.rllib", "rllib", "barbu_env.rllib_env", package="ray[rllib]")  # one line if the extra is missing
+
+from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule  # noqa: E402
+from ray.rllib.core.columns import Columns  # noqa: E402
+from ray.rllib.env.multi_agent_env import MultiAgentEnv  # noqa: E402
+from ray.rllib.utils.torch_utils import FLOAT_MIN  # noqa: E402
 
 #: The observation space of every agent.
 OBSERVATION_SPACE = spaces.Dict(

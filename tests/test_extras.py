@@ -171,3 +171,18 @@ def test_writing_mp4_without_the_video_extra_names_it(tmp_path):
         done.stdout
         == "MissingExtraError writing MP4 (a .gif needs no extra) needs imageio: pip install 'barbu[video]'\n"
     )
+
+
+def test_importing_the_rllib_adapter_without_the_rllib_extra_names_it():
+    script = textwrap.dedent(
+        """
+        import sys
+        sys.modules["ray"] = None
+        try:
+            import barbu_env.rllib_env
+        except ImportError as e:
+            print(type(e).__name__, e)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.stdout == "MissingExtraError barbu_env.rllib_env needs ray[rllib]: pip install 'barbu[rllib]'\n"
