@@ -19,6 +19,7 @@ import gymnasium
 import numpy as np
 import pytest
 from integration_extras import require
+from tiny_runs import tiny_maskable_ppo
 
 import barbu_env
 from barbu_env.aec import AGENTS, mask_array
@@ -237,18 +238,7 @@ def test_render_ansi_shows_the_table():
 
 
 def test_a_maskable_ppo_model_is_an_agent(tmp_path):
-    from sb3_contrib import MaskablePPO
-
-    model = MaskablePPO(
-        "MlpPolicy",
-        BarbuGymEnv(seat="rotate"),
-        n_steps=64,
-        batch_size=64,
-        n_epochs=1,
-        seed=0,
-        policy_kwargs={"net_arch": [16]},
-        device="cpu",
-    )
+    model = tiny_maskable_ppo(n_epochs=1)
     model.learn(64)
     model.save(tmp_path / "model.zip")
     agent = make_agent(str(tmp_path / "model.zip"), seed=1, trust=True)  # a pickled format: tests/test_trust.py

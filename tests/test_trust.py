@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tiny_runs import tiny_maskable_ppo
 
 import barbu_env
 from barbu_env.agents import UntrustedFileError, make_agent
@@ -27,17 +28,7 @@ from barbu_env.tournament import evaluate
 @pytest.fixture(scope="module")
 def sb3_model(tmp_path_factory) -> Path:
     """A real, untrained sb3-contrib MaskablePPO model saved as a ``.zip``."""
-    from sb3_contrib import MaskablePPO
-
-    model = MaskablePPO(
-        "MlpPolicy",
-        BarbuGymEnv(seat="rotate"),
-        n_steps=64,
-        batch_size=64,
-        seed=0,
-        policy_kwargs={"net_arch": [16]},
-        device="cpu",
-    )
+    model = tiny_maskable_ppo()
     path = tmp_path_factory.mktemp("sb3") / "model.zip"
     model.save(path)
     return path

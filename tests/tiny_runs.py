@@ -20,3 +20,14 @@ TINY = dict(
 def tiny(**changes) -> dict:
     """The tiny run's fields with ``changes``."""
     return TINY | changes
+
+
+def tiny_maskable_ppo(**changes):
+    """A small sb3-contrib ``MaskablePPO`` on ``BarbuGymEnv`` (rotating seat, one 16-unit
+    layer, 64-step rollouts, on the CPU), untrained; ``changes`` override its arguments."""
+    from sb3_contrib import MaskablePPO
+
+    from barbu_env.gym_env import BarbuGymEnv
+
+    kwargs = dict(n_steps=64, batch_size=64, seed=0, policy_kwargs={"net_arch": [16]}, device="cpu")
+    return MaskablePPO("MlpPolicy", BarbuGymEnv(seat="rotate"), **(kwargs | changes))
