@@ -64,12 +64,14 @@ import json
 import os
 import platform
 import random
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from .argtypes import OneLineParser, nonnegative_int, positive_float, positive_int
 from .engine import BarbuState
 from .extras import require
 from .rules import Rules, load_rules, preset_names
@@ -561,15 +563,17 @@ def format_table(results: list[Measurement]) -> str:
     return "\n".join(lines)
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m barbu_env.bench", description=__doc__.split("\n\n")[0])
-    p.add_argument("--seconds", type=float, default=5.0, help="time budget per subject (default 5)")
-    p.add_argument("--games", type=int, default=None, help="play exactly this many games per subject instead")
+def parse_args(argv: list[str] | None = None, prog: str = "python -m barbu_env.bench") -> argparse.Namespace:
+    p = OneLineParser(prog=prog, description=__doc__.split("\n\n")[0])
+    p.add_argument("--seconds", type=positive_float, default=5.0, help="time budget per subject (default 5)")
+    p.add_argument("--games", type=positive_int, default=None, help="play exactly this many games per subject instead")
     p.add_argument("--rules", default="standard", choices=preset_names(), help="Barbu rules preset (default standard)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the deals and the random players (default 0)")
+    p.add_argument(
+        "--seed", type=nonnegative_int, default=0, help="seed of the deals and the random players (default 0)"
+    )
     p.add_argument(
         "--batch",
-        type=int,
+        type=positive_int,
         default=DEFAULT_BATCH,
         metavar="B",
         help=f"games stepped together by the batched engine (default {DEFAULT_BATCH})",
@@ -577,7 +581,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     pin = p.add_mutually_exclusive_group()
     pin.add_argument(
         "--pin-core",
-        type=int,
+        type=nonnegative_int,
         default=None,
         metavar="CORE",
         help="pin the process to this core (default: the highest-numbered allowed core)",
@@ -590,19 +594,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument(
         "--pimc-games",
-        type=int,
+        type=nonnegative_int,
         default=DEFAULT_PIMC_GAMES,
         metavar="K",
         help=f"games for the pimc search agent's figures (default {DEFAULT_PIMC_GAMES}; 0 leaves it out)",
     )
-    p.add_argument("--pimc-worlds", type=int, default=32, metavar="W", help="pimc's worlds per decision (default 32)")
+    p.add_argument(
+        "--pimc-worlds", type=positive_int, default=32, metavar="W", help="pimc's worlds per decision (default 32)"
+    )
     p.add_argument("--json", metavar="PATH", help="also write the figures and machine info to this JSON file")
     return p.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    pinned = None if args.no_pin else pin_to_core(args.pin_core)
+def main(argv: list[str] | None = None, prog: str = "python -m barbu_env.bench") -> int:
+    """Run the benchmark; returns the exit status. A bad option, a core this process may
+    not use or an unwritable ``--json`` is one line on stderr (status 2 or 1), before
+    anything is measured."""
+    args = parse_args(argv, prog)
+    try:
+        pinned = None if args.no_pin else pin_to_core(args.pin_core)
+        if args.json:
+            from .cli import check_writable
+
+            check_writable(args.json, "--json")
+    except (ValueError, OSError) as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1
     info = machine_info(pinned)
     use_cpu_time(args.cpu_time)
 
@@ -662,7 +679,8 @@ def main(argv: list[str] | None = None) -> None:
         with open(args.json, "w") as f:
             json.dump(doc, f, indent=2)
         print(f"figures written to {args.json}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

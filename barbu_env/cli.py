@@ -39,12 +39,36 @@ when loaded: ``eval``, ``league``, ``play`` and ``serve`` load them only with
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 
+from .argtypes import OneLineParser, nonnegative_int, port, positive_float, positive_int
 from .extras import MissingExtraError, require
 
 # ---------------------------------------------------------------------- eval
+
+
+def check_writable(path: str | None, option: str) -> None:
+    """Refuse, before any game is played, an output file (``option``'s value) that cannot
+    be written: a missing folder, a folder given as the file, no permission. Nothing is
+    left behind: a file this check creates is removed again."""
+    if path is None:
+        return
+    from pathlib import Path
+
+    target = Path(path)
+    existed = target.exists()
+    try:
+        if target.is_dir():
+            raise IsADirectoryError(f"{path} is a folder")
+        with open(target, "a"):
+            pass
+    except OSError as e:
+        raise OSError(f"{option} {path}: cannot write there ({e.strerror or e})") from None
+    if not existed:
+        os.unlink(target)
 
 
 def _add_eval(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -63,20 +87,22 @@ def _add_eval(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "paths, each with optional parameters after a colon; repeats allowed, e.g. "
         "pimc:worlds=32,heuristic,heuristic,heuristic",
     )
-    p.add_argument(
+    p.add_argument(  # the tournament says why a number of games is refused
         "--games", type=int, default=100, metavar="N", help="games to play, rounded up to a multiple of 4 (default 100)"
     )
-    p.add_argument("--seed", type=int, default=0, help="tournament seed: deals and agent seeds (default 0)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="tournament seed: deals and agent seeds (default 0)")
     p.add_argument(
         "--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file (default standard)"
     )
     p.add_argument("--out", metavar="FILE.json", help="write the results as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw the per-contract comparison (matplotlib)")
     p.add_argument("--records", metavar="DIR", help="save game records (JSON) in DIR: every game, or --record-games")
-    p.add_argument("--record-games", type=int, metavar="K", help="with --records: save only the first K games")
+    p.add_argument(
+        "--record-games", type=nonnegative_int, metavar="K", help="with --records: save only the first K games"
+    )
     p.add_argument(
         "--workers",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="W",
         help="worker processes (default: one per CPU; 1 plays in this process)",
@@ -93,9 +119,19 @@ def _add_eval(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 DEFAULT_DEVICE = "cpu"
 
 
+def _device(text: str) -> str:
+    """A ``--device`` value: cpu, auto, cuda, cuda:N or mps (whether this machine has it is
+    checked where a policy is placed)."""
+    kind, colon, index = text.partition(":")
+    if kind in ("cpu", "auto", "mps") and not colon or kind == "cuda" and (not colon or index.isdigit()):
+        return text
+    raise argparse.ArgumentTypeError(f"must be cpu, auto, cuda, cuda:N or mps, not {text!r}")
+
+
 def _add_device(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--device",
+        type=_device,
         default=DEFAULT_DEVICE,
         metavar="DEVICE",
         help="where trained policies compute (checkpoint agents, and pimc's rollout policy when it is one): "
@@ -151,6 +187,8 @@ def _run_eval(args: argparse.Namespace) -> int:
         raise ValueError("--record-games needs --records DIR")
     if args.plot:  # before the games, not after them
         require("matplotlib", "plot", "--plot")
+    check_writable(args.out, "--out")
+    check_writable(args.plot, "--plot")
     result = evaluate(
         agents,
         games=args.games,
@@ -192,12 +230,14 @@ def _add_league(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--games",
-        type=int,
+        type=int,  # the league says why a number of games is refused
         default=100,
         metavar="N",
         help="games per format of each pairing, rounded up to a multiple of 4 (default 100)",
     )
-    p.add_argument("--seed", type=int, default=0, help="league seed: the deals of every tournament (default 0)")
+    p.add_argument(
+        "--seed", type=nonnegative_int, default=0, help="league seed: the deals of every tournament (default 0)"
+    )
     p.add_argument(
         "--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file (default standard)"
     )
@@ -212,7 +252,7 @@ def _add_league(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="FILE.png", help="draw the margin matrix as a heatmap (matplotlib)")
     p.add_argument(
         "--workers",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="W",
         help="worker processes per tournament (default: one per CPU; 1 plays in this process)",
@@ -221,6 +261,11 @@ def _add_league(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     _add_trust(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
+
+
+def _league_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """``warnings.showwarning`` for ``barbu league``: the message on one line of stderr."""
+    print(f"barbu league: warning: {message}", file=sys.stderr if file is None else file)
 
 
 def _run_league(args: argparse.Namespace) -> int:
@@ -232,15 +277,21 @@ def _run_league(args: argparse.Namespace) -> int:
     )
     if args.plot:  # before the games, not after them
         require("matplotlib", "plot", "--plot")
-    result = run_league(
-        agents,
-        games=args.games,
-        seed=args.seed,
-        rules=args.rules,
-        cache_dir=None if args.no_cache else args.cache,
-        workers=workers,
-        progress=not args.no_progress,
-    )
+    check_writable(args.out, "--out")
+    check_writable(args.plot, "--plot")
+    if not args.no_cache and os.path.exists(args.cache) and not os.path.isdir(args.cache):
+        raise ValueError(f"--cache {args.cache} is a file, not a folder of cached pairings")
+    with warnings.catch_warnings():  # restores the warnings module's hook when the league is done
+        warnings.showwarning = _league_warning  # a cache file played again: one line, not file and source line
+        result = run_league(
+            agents,
+            games=args.games,
+            seed=args.seed,
+            rules=args.rules,
+            cache_dir=None if args.no_cache else args.cache,
+            workers=workers,
+            progress=not args.no_progress,
+        )
     print(format_league(result))
     if args.out:
         result.to_json(args.out)
@@ -277,7 +328,7 @@ def _add_replay(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default="trick",
         help="with --video: a frame per completed trick (default) or per card",
     )
-    p.add_argument("--fps", type=float, default=2.0, help="with --video: frames per second (default 2)")
+    p.add_argument("--fps", type=positive_float, default=2.0, help="with --video: frames per second (default 2)")
     p.add_argument("--seat", type=int, choices=range(4), default=0, help="with --video: the seat drawn at the bottom")
     return p
 
@@ -301,6 +352,7 @@ def _run_replay(args: argparse.Namespace) -> int:
     if not args.no_check:
         hands, _ = replay_record(record)
     if args.video:
+        check_writable(args.video, "--video")  # before drawing the frames
         return _write_replay_video(record, args)
     print(render_record(record, hands=args.hand))
     if not args.no_check:
@@ -342,7 +394,9 @@ def _add_play(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "(default human,heuristic,heuristic,heuristic)",
     )
     p.add_argument("--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file")
-    p.add_argument("--seed", type=int, default=None, help="seed of the deals and the agents (default: random)")
+    p.add_argument(
+        "--seed", type=nonnegative_int, default=None, help="seed of the deals and the agents (default: random)"
+    )
     p.add_argument("--hands", type=_hand_number, default=None, metavar="N", help="play only the first N hands")
     p.add_argument("--record", metavar="FILE.json", help="save the game record here")
     _add_trust(p)
@@ -362,6 +416,9 @@ def _run_play(args: argparse.Namespace) -> int:
     specs = _trusted(split_agent_specs(args.agents), args.trust_pickled)
     if len(specs) != NUM_PLAYERS:
         raise ValueError(f"--agents needs {NUM_PLAYERS} seats, got {len(specs)}: {specs}")
+    if "human" in specs and (sys.stdin is None or sys.stdin.closed):
+        raise ValueError("standard input is closed: a human seat reads its moves from it (or seat four agents)")
+    check_writable(args.record, "--record")  # before the game, not after it
     rules = load_rules(args.rules)
     labels = seat_labels(specs)
     seeds = np.random.SeedSequence(args.seed)
@@ -402,9 +459,11 @@ def _add_serve(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "human,heuristic,heuristic,heuristic",
     )
     p.add_argument("--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file")
-    p.add_argument("--seed", type=int, default=None, help="seed of the games' deals and agents (default: random)")
+    p.add_argument(
+        "--seed", type=nonnegative_int, default=None, help="seed of the games' deals and agents (default: random)"
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--port", type=port, default=8000, help="port 0..65535 (default 8000; 0: any free port)")
     _add_trust(p)
     return p
 
@@ -443,8 +502,7 @@ def _pass_through(name: str, module: str, help: str) -> Callable[[argparse._SubP
 def _run_bench(argv: Sequence[str]) -> int:
     from . import bench
 
-    bench.main(list(argv))
-    return 0
+    return bench.main(list(argv), prog="barbu bench")
 
 
 def _run_train(argv: Sequence[str]) -> int:
@@ -477,7 +535,7 @@ PASS_THROUGH = ("bench", "train")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="barbu",
         description="Barbu, the four-player card game, as an RL environment: evaluate agents, replay games, "
         "measure speed.",
@@ -504,8 +562,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[args.command][1](args)
     except (ValueError, OSError, MissingExtraError) as e:  # bad agents, rules, records or paths, or
-        # a feature whose extra is not installed: a message, not a traceback
-        print(f"barbu {args.command}: error: {e}", file=sys.stderr)
+        # a feature whose extra is not installed: a message, not a traceback, on one line
+        from .records import printable
+
+        print(f"barbu {args.command}: error: {printable(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"barbu {args.command}: interrupted", file=sys.stderr)

@@ -376,6 +376,8 @@ def why_not_card(view: TableView, card: int) -> str:
 
 
 def _terminal_read(prompt: str) -> str:
+    if sys.stdin is None or sys.stdin.closed:  # input() would raise RuntimeError: as the end of the input
+        raise EOFError("standard input is closed")
     return input(prompt)
 
 

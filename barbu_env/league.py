@@ -58,16 +58,28 @@ With ``cache_dir``, each format of each pairing is saved there as a JSON file na
 hash of what determines its games: the four agent specs in table order, the number of
 deal sets, the seed, the rules (their values, not their name) and, for an agent given as
 a checkpoint file (or folder) or a shipped policy (``ppo``), a hash of its content, so
-that a retrained checkpoint at the same path, or a new shipped one, is played again. A
-second run that adds one agent plays only the formats of its new pairings. The key does
-not cover the code of the agents: after changing an agent (or the engine), use a fresh
-cache folder.
+that a retrained checkpoint at the same path, or a new shipped one, is played again; and
+the version of barbu that played them, so that a new release (whose agents or engine may
+play otherwise) plays everything again. A second run that adds one agent plays only the
+formats of its new pairings. The key does not cover code changed without a new version
+(a source checkout being edited) nor the versions of barbu's dependencies: after
+changing an agent or the engine in place, use a fresh cache folder.
+
+Each file holds the key, the result and a SHA-256 checksum of both (``_checksum``). A
+file is used only if it is a JSON object of exactly these three, its checksum matches,
+its key is the key asked for and its result has the shape that key implies (its format,
+the four agents, one finite margin and score per deal set); any other file at that name
+(edited, truncated, not JSON, another shape) is played again and overwritten, with a
+``LeagueCacheWarning`` naming the file and what was wrong. The checksum detects edits and
+damage, not forgery: anyone who can write the folder can write a consistent entry.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,11 +87,12 @@ from typing import Any
 
 import numpy as np
 
+from . import __version__
 from .agents import parse_agent_spec
 from .agents.pretrained import SHIPPED, pretrained_path
 from .extras import require
 from .rules import Rules, load_rules
-from .tournament import SEATINGS, Estimate, agent_labels, evaluate
+from .tournament import SEATINGS, Estimate, agent_labels, check_games, evaluate
 
 #: The formats of a pairing {A, B}: name -> the four agents at the table in seating 0
 #: (0 stands for A, 1 for B).
@@ -90,10 +103,15 @@ FORMATS: dict[str, tuple[int, int, int, int]] = {
 }
 #: The same format seen from B's side (the matrix row of B against A).
 MIRRORED = {"1v3": "3v1", "3v1": "1v3", "2v2": "2v2"}
-#: Bumped when the cached files change meaning.
-CACHE_VERSION = 1
+#: Bumped when the cached files change meaning (2: a checksum in every file, barbu's
+#: version in the key). Files of other versions have other names: they are not read.
+CACHE_VERSION = 2
 #: Two-sided 95% normal quantile (rating intervals).
 Z95 = 1.959964
+
+
+class LeagueCacheWarning(UserWarning):
+    """A league cache file that cannot be trusted: its format of its pairing is played again."""
 
 
 # ---------------------------------------------------------------------- one format of a pairing
@@ -193,6 +211,7 @@ def cache_key(specs: Sequence[str], games: int, seed: int, rules: Rules) -> dict
     """The facts that determine a tournament's games (see the module docstring)."""
     return {
         "version": CACHE_VERSION,
+        "barbu": __version__,
         "agents": [_spec_identity(s) for s in specs],
         "deal_sets": -(-games // SEATINGS),
         "seed": seed,
@@ -205,21 +224,57 @@ def _key_file(cache_dir: Path, key: dict[str, Any]) -> Path:
     return cache_dir / f"{hashlib.sha256(text.encode()).hexdigest()[:24]}.json"
 
 
-def _read_cached(path: Path, key: dict[str, Any]) -> FormatResult | None:
-    """The cached result at ``path`` if it is there, readable and for ``key``."""
+def _checksum(key: Any, result: Any) -> str:
+    """SHA-256 of a cache entry's key and result, as canonical JSON (sorted keys, no
+    spaces): the same for the values written and for the values read back."""
+    text = json.dumps({"key": key, "result": result}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _read_cached(path: Path, key: dict[str, Any], fmt: str, specs: Sequence[str]) -> tuple[FormatResult | None, str]:
+    """(the cached result at ``path``, "") if the file there is a sound entry for ``key``
+    (format ``fmt`` played by ``specs`` in table order); (None, "") if there is no file;
+    (None, what is wrong with it) otherwise."""
     try:
-        d = json.loads(path.read_text())
-        if d.get("key") != json.loads(json.dumps(key)):
-            return None
-        return FormatResult.from_dict(d["result"], cached=True)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None, ""
+    except OSError as e:
+        return None, f"cannot be read ({e.strerror or e})"
+    try:
+        entry = json.loads(data)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return None, "is not JSON (truncated or overwritten?)"
+    if not isinstance(entry, dict) or set(entry) != {"key", "result", "sha256"}:
+        return None, "is not a cache entry (a JSON object of key, result and sha256)"
+    try:
+        if entry["sha256"] != _checksum(entry["key"], entry["result"]):
+            return None, "does not match its checksum (edited or damaged)"
+        if entry["key"] != json.loads(json.dumps(key)):
+            return None, "holds the result of other games (its key is not this format's)"
+        result = FormatResult.from_dict(entry["result"], cached=True)
+    except (ValueError, KeyError, TypeError, RecursionError, OverflowError):
+        return None, "does not hold a format's result"
+    n_sets = key["deal_sets"]
+    sound = (
+        result.format == fmt
+        and result.specs == tuple(specs)
+        and result.games == n_sets * SEATINGS
+        and result.margin.shape == result.a_score.shape == (n_sets,)
+        and bool(np.isfinite(result.margin).all() and np.isfinite(result.a_score).all())
+        and math.isfinite(result.games_won)
+        and 0.0 <= result.games_won <= 1.0
+    )
+    if not sound:
+        return None, "does not hold a result of the shape its key implies"
+    return result, ""
 
 
 def _write_cached(path: Path, key: dict[str, Any], result: FormatResult) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    key, values = json.loads(json.dumps(key)), result.to_dict()
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"key": key, "result": result.to_dict()}, indent=1) + "\n")
+    tmp.write_text(json.dumps({"key": key, "result": values, "sha256": _checksum(key, values)}, indent=1) + "\n")
     tmp.replace(path)  # atomic: an interrupted run leaves no half-written file behind
 
 
@@ -416,7 +471,8 @@ def run_league(
     (rounded up to a multiple of 4), reading and writing ``cache_dir`` when given, and
     fit the ratings. ``workers`` and ``progress`` go to each tournament.
     ``evaluate_fn``: the tournament runner (``tournament.evaluate``; tests pass a
-    counting one)."""
+    counting one). A cache file that cannot be trusted is played again with a
+    ``LeagueCacheWarning`` (see the module docstring)."""
     from tqdm import tqdm
 
     specs = list(specs)
@@ -424,8 +480,7 @@ def run_league(
         raise ValueError(f"a league needs at least two agents, got {specs}")
     if len(set(specs)) != len(specs):
         raise ValueError(f"agents are listed more than once: {specs}")
-    if games < 1:
-        raise ValueError(f"games must be at least 1, not {games}")
+    games = check_games(games)  # before anything is played: a size no tournament could finish is refused
     rules_name = rules if isinstance(rules, str) else ("standard" if rules is None else "custom")
     rules_obj = load_rules(rules)
     labels, _ = agent_labels(specs)
@@ -444,7 +499,13 @@ def run_league(
                 table_specs = [(specs[a], specs[b])[x] for x in table]
                 key = cache_key(table_specs, games, seed, rules_obj)
                 path = _key_file(cache, key) if cache is not None else None
-                result = _read_cached(path, key) if path is not None else None
+                result, problem = _read_cached(path, key, name, table_specs) if path is not None else (None, "")
+                if problem:
+                    warnings.warn(
+                        f"league cache file {path} ({labels[a]} vs {labels[b]}, {name}) {problem}: playing it again",
+                        LeagueCacheWarning,
+                        stacklevel=2,
+                    )
                 if result is None:
                     bar.set_postfix_str(f"{labels[a]} vs {labels[b]} {name}")
                     t = evaluate_fn(

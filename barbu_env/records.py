@@ -67,6 +67,20 @@ def _list_of(x: Any, ok: Callable[[Any], bool]) -> bool:
     return isinstance(x, list) and all(ok(v) for v in x)
 
 
+def printable(text: Any) -> str:
+    """``str(text)`` with every character that is not printable (control characters such
+    as ESC or BEL, line breaks, format characters such as bidi overrides) written as its
+    Python escape, so that a record's strings cannot drive the terminal they are shown on.
+
+    >>> printable("P0\\x1b[31m red\\n"), printable("Zoé ♥")
+    ('P0\\\\x1b[31m red\\\\n', 'Zoé ♥')
+    """
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def _short(value: Any, width: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= width else text[: width - 3] + "..."
@@ -80,7 +94,10 @@ _FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "actions": (lambda x: _list_of(x, _is_int), "a list of integer actions"),
     "hands": (lambda x: _list_of(x, lambda h: isinstance(h, dict)), "a list of hand results (mappings)"),
     "final_scores": (lambda x: _list_of(x, _is_int) and len(x) == NUM_PLAYERS, f"a list of {NUM_PLAYERS} integers"),
-    "agents": (lambda x: x is None or _list_of(x, lambda a: isinstance(a, str)), "a list of agent names"),
+    "agents": (
+        lambda x: x is None or (_list_of(x, lambda a: isinstance(a, str)) and len(x) == NUM_PLAYERS),
+        f"a list of {NUM_PLAYERS} agent names",
+    ),
     "metadata": (lambda x: x is None or isinstance(x, dict), "a mapping"),
 }
 
@@ -183,6 +200,8 @@ class GameRecord:
             data = json.loads(Path(path).read_text())
         except json.JSONDecodeError as e:
             raise RecordError(f"{path}: not JSON ({e})") from None
+        except RecursionError:  # arrays or objects nested thousands deep
+            raise RecordError(f"{path}: JSON nested too deeply to be a game record") from None
         return cls.from_dict(data)
 
     # ------------------------------------------------------------------ helpers
@@ -262,7 +281,7 @@ def render_record(record: GameRecord, hands: Sequence[int] | None = None) -> str
     state = BarbuState.new_game(
         rules, rng=np.random.default_rng(0), first_declarer=record.first_declarer, deals=record.deals
     )
-    labels = [f"P{p} {a}" for p, a in enumerate(record.agents)]
+    labels = [f"P{p} {printable(a)}" for p, a in enumerate(record.agents)]
     width = max(len(s) for s in labels)
     wanted = set(hands) if hands is not None else None
     changes = rules.changes()
@@ -271,7 +290,7 @@ def render_record(record: GameRecord, hands: Sequence[int] | None = None) -> str
         "Seats: " + ", ".join(labels) + f"; first declarer P{record.first_declarer}",
     ]
     if record.metadata:
-        out.append("Metadata: " + ", ".join(f"{k} {v}" for k, v in record.metadata.items()))
+        out.append("Metadata: " + ", ".join(f"{printable(k)} {printable(v)}" for k, v in record.metadata.items()))
 
     blocks: dict[int, list[str]] = {}
     lines: list[str] = []
@@ -356,4 +375,4 @@ def _wrap(prefix: str, items: list[str], width: int = 100) -> list[str]:
     return lines
 
 
-__all__ = ["FORMAT", "GameRecord", "RecordError", "VERSION", "render_record", "replay_record"]
+__all__ = ["FORMAT", "GameRecord", "RecordError", "VERSION", "printable", "render_record", "replay_record"]

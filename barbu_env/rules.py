@@ -6,6 +6,11 @@ are the standard game. Presets are YAML files shipped inside the package, in
 optional ``description``. An unknown switch, a bad value or an unknown preset is a
 ``RulesError`` (a ``ValueError``), never silently ignored.
 
+Every point switch lies in ``-POINTS_LIMIT..POINTS_LIMIT`` (10 000): then every score a game
+can produce (a hand's raw or settled score, a game total) stays within ``SCORE_LIMIT``
+(2**24), where the integers the engine hands out stay exact. ``score_bound(rules)`` is the
+worst case of a game under given rules; ``docs/rules.md#how-large-scores-can-get`` derives it.
+
 >>> Rules().trumps_must_overtrump, load_rules({"rotation": "every_hand"}).rotation
 (True, 'every_hand')
 """
@@ -27,6 +32,85 @@ PRESETS_DIR = Path(__file__).resolve().parent / "presets"
 
 class RulesError(ValueError):
     """A rule switch, value or preset that does not exist."""
+
+
+#: Every score must stay within +-SCORE_LIMIT. Scores pass through three number types: the
+#: kernels' game state (int64), the tournament's per-game arrays (int32) and the rewards and
+#: final scores the kernels write for ``VectorBarbu`` (float32, whose integers are exact up
+#: to 2**24 only). The narrowest, float32, sets the limit.
+SCORE_LIMIT = 2**24
+
+#: The point switches (a bound applies to each of their values) and, per contract, the
+#: switch values a hand's raw scores are made of: ``(switch, count)`` is ``count`` items
+#: worth ``switch`` points each, shared out between the seats (13 tricks, 12 hearts and A♥,
+#: 4 queens, K♥, the last two tricks, 13 tricks). Domino, whose values are a finishing
+#: order, is apart.
+POINT_SWITCHES = (
+    "no_tricks_points",
+    "no_hearts_points",
+    "no_hearts_ace_points",
+    "no_queens_points",
+    "barbu_points",
+    "no_last_two_points",
+    "trumps_points",
+    "domino_scores",
+)
+_CONTRACT_ITEMS = (  # in contract order; the last two (Trumps, Domino) are the positive contracts
+    (("no_tricks_points", 13),),
+    (("no_hearts_points", 12), ("no_hearts_ace_points", 1)),
+    (("no_queens_points", 4),),
+    (("barbu_points", 1),),
+    (("no_last_two_points", 1),),  # both values: one trick each
+    (("trumps_points", 13),),
+)
+
+
+def _game_bound(values: Mapping[str, Any], anyone: bool) -> int:
+    """The largest absolute score (raw, settled or game total) a seat can reach in a game
+    whose point switches have ``values`` (a mapping switch -> int or tuple of ints).
+
+    Per hand, seat i's settled score is ``raw_i + sum_j k_ij * (raw_i - raw_j)`` over the
+    seats j it has a bet with, at level k_ij <= 2 (redoubled). The raws of a contract are
+    sums over disjoint sets of the contract's items, so ``|raw_i|`` and ``|raw_i - raw_j|``
+    are at most ``S``, the sum of the items' absolute values (one seat takes every item, the
+    others none: reached when the items share a sign), and ``|settled_i| <= (1 + 2 n) S``
+    with n bets at level 2. In Domino the raws are the four values in some order:
+    ``|raw_i| <= max |d|`` and ``|raw_i - raw_j| <= max d - min d``. n is 3 in a negative
+    contract when anyone may double anyone (every pair can redouble: a non-declarer names a
+    later one, who names them back; the declarer redoubles whoever doubled them), and in
+    every contract for the declarer; a non-declarer of a positive contract, or of any
+    contract under ``doubling_targets: declarer_only``, has one bet, with the declarer.
+    Each seat declares each contract once and plays it three times as a non-declarer, so a
+    game total is at most 4 negative-contract worst cases each, plus the declarer's and 3
+    non-declarer's worst cases of Trumps and Domino; partial totals and raw scores are
+    smaller."""
+
+    def size(v: Any) -> int:
+        return sum(abs(x) for x in v) if isinstance(v, tuple) else abs(v)
+
+    total = 0
+    for c, items in enumerate(_CONTRACT_ITEMS):
+        s = sum(n * size(values[name]) for name, n in items)
+        positive = c == len(_CONTRACT_ITEMS) - 1
+        others = 1 if positive or not anyone else 3
+        total += (1 + 2 * 3) * s + 3 * (1 + 2 * others) * s
+    d = values["domino_scores"]
+    top, spread = max(abs(x) for x in d), max(d) - min(d)
+    total += (top + 2 * 3 * spread) + 3 * (top + 2 * 1 * spread)
+    return total
+
+
+#: The worst game per point of switch value: every switch at +-1 (same signs, anyone may
+#: double anyone). The Domino values' worst case is +1 for the first seat and -1 for the
+#: others, a spread of 2.
+_GAME_BOUND_PER_POINT = _game_bound(
+    {**{name: 1 for name in POINT_SWITCHES}, "no_last_two_points": (1, 1), "domino_scores": (1, -1, -1, -1)},
+    anyone=True,
+)
+#: The bound on every point switch's values: the largest power of ten whose worst game
+#: (``_GAME_BOUND_PER_POINT`` = 1160 points per point of switch value) stays within
+#: ``SCORE_LIMIT``: 10 000 (a game of at most 11.6 million points).
+POINTS_LIMIT = 10 ** (len(str(SCORE_LIMIT // _GAME_BOUND_PER_POINT)) - 1)
 
 
 @dataclass(frozen=True)
@@ -105,6 +189,14 @@ class Rules:
             )
         if not 0 <= self.min_declarer_doubles <= 7:
             raise RulesError(f"rule 'min_declarer_doubles' must be in 0..7, not {self.min_declarer_doubles!r}")
+        for name in POINT_SWITCHES:
+            value = getattr(self, name)
+            if any(abs(v) > POINTS_LIMIT for v in (value if isinstance(value, tuple) else (value,))):
+                raise RulesError(
+                    f"rule {name!r} must be {'integers' if isinstance(value, tuple) else 'an integer'} in "
+                    f"-{POINTS_LIMIT}..{POINTS_LIMIT} (so that every score stays within +-{SCORE_LIMIT}), "
+                    f"not {_short(value)}"
+                )
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any]) -> Rules:
@@ -117,6 +209,15 @@ class Rules:
             raise RulesError(f"unknown rule switch(es) {unknown}; known switches: {sorted(known)}")
         return cls(**mapping)
 
+    def score_bound(self) -> int:
+        """The largest absolute score a seat can reach in a game under these rules: a
+        hand's raw or settled score, or a game total (at most ``SCORE_LIMIT``).
+
+        >>> Rules().score_bound(), Rules().score_bound() <= SCORE_LIMIT
+        (5460, True)
+        """
+        return _game_bound({name: getattr(self, name) for name in POINT_SWITCHES}, self.doubling_targets == "anyone")
+
     def to_dict(self) -> dict[str, Any]:
         """The switches as plain YAML/JSON values (tuples as lists)."""
         return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
@@ -125,6 +226,11 @@ class Rules:
         """Only the switches that differ from the defaults."""
         default = Rules().to_dict()
         return {k: v for k, v in self.to_dict().items() if default[k] != v}
+
+
+def _short(value: Any, width: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= width else f"{text[: width - 3]}..."
 
 
 def preset_names() -> list[str]:
@@ -140,6 +246,8 @@ def read_rules_file(path: str | Path) -> Rules:
         data = yaml.safe_load(Path(path).read_text()) or {}
     except yaml.YAMLError as e:
         raise RulesError(f"{path}: not YAML ({' '.join(str(e).split())})") from None
+    except RecursionError:  # lists or mappings nested thousands deep
+        raise RulesError(f"{path}: YAML nested too deeply to be a rules file") from None
     if not isinstance(data, Mapping):
         raise RulesError(f"{path}: a rules file holds a mapping of switches")
     data = dict(data)
@@ -163,7 +271,9 @@ def load_rules(spec: Rules | str | Mapping[str, Any] | None = None) -> Rules:
         path = PRESETS_DIR / f"{spec}.yaml"
         if path.is_file():
             return read_rules_file(path)
-        if str(spec).endswith((".yaml", ".yml")) and Path(spec).is_file():
+        if str(spec).endswith((".yaml", ".yml")):
+            if not Path(spec).is_file():
+                raise RulesError(f"rules file {str(spec)!r} not found (or not a file)")
             return read_rules_file(spec)
         if str(spec) == "standard":
             return Rules()

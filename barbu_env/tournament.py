@@ -42,7 +42,9 @@ Playing fast
 ------------
 Deal sets are split into jobs of up to 16 (cut the same way whatever the number of
 workers) played by a ``ProcessPoolExecutor`` (``workers=1`` plays in this process); a
-tqdm bar on stderr counts games. A job's games, up to 64, step together on one batched
+tqdm bar on stderr counts games. Jobs are made as they are handed out, at most
+``JOBS_IN_FLIGHT_PER_WORKER`` per worker waiting or running at a time, so a tournament
+starts at once whatever its size. A job's games, up to 64, step together on one batched
 engine (``barbu_env.vector.VectorBarbu``, the numba kernels behind ``barbu_env.env()``):
 each game is loaded at its first decision, and at each step the decisions of all its
 live games go to one call of ``agents.act_rows``, which asks each group of rows at once
@@ -58,6 +60,14 @@ from its own generator, are exactly those of ``act`` row by row), the rest throu
 record (``records_dir``) is made by replaying the game's actions on a ``BarbuState``,
 for the recorded games only. ``play_games`` plays the same loop and gives every game's
 ``BarbuState``.
+
+Sizes
+-----
+``games`` runs from 1 to ``MAX_GAMES`` (ten million); anything else is refused before a
+game is played (``check_games``). Every game's results (``GameData``, one row per game,
+and the per-game table of the result) are kept until the statistics are taken, about
+10 KB per game at the peak, so the statistics of N games need O(N) memory whatever the
+scheduling: the maximum needs about 100 GB, and a larger size could not be summed up.
 
 Statistics
 ----------
@@ -84,10 +94,11 @@ With only one entry the head-to-head table is given per instance.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,6 +130,35 @@ _DEAL_STREAM, _AGENT_STREAM = 0, 1
 #: Short contract names for tables and plots, in Contract order.
 CONTRACT_LABELS = ("No Tricks", "No Hearts", "No Queens", "Barbu", "No Last Two", "Trumps", "Domino")
 SEATING_RULE = "cyclic: in seating r, agent k sits in seat (k + r) % 4"
+#: The most games a tournament may be asked for: every game's results stay in memory until
+#: the statistics are taken (about 10 KB per game, so about 100 GB at the maximum).
+MAX_GAMES = 10_000_000
+#: Jobs handed to the worker processes at a time, per worker: enough to keep each busy
+#: while the results of the last one are collected, never the whole tournament at once.
+JOBS_IN_FLIGHT_PER_WORKER = 2
+
+
+def check_games(games: int) -> int:
+    """``games`` if a tournament can be asked for it (a whole number from 1 to
+    ``MAX_GAMES``); otherwise ``ValueError`` saying why.
+
+    >>> check_games(100)
+    100
+    >>> check_games(10**12)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: games must be at most 10,000,000 (...), not 1,000,000,000,000
+    """
+    if isinstance(games, bool) or not isinstance(games, (int, np.integer)):
+        raise ValueError(f"games must be a whole number, not {games!r}")
+    if games < 1:
+        raise ValueError(f"games must be at least 1, not {games}")
+    if games > MAX_GAMES:
+        raise ValueError(
+            f"games must be at most {MAX_GAMES:,} (every game's results are kept in memory, about 10 KB each), "
+            f"not {games:,}"
+        )
+    return int(games)
 
 
 # ---------------------------------------------------------------------- deal sets and seating
@@ -787,6 +827,7 @@ def evaluate(
     specs = tuple(agents)
     if len(specs) != NUM_PLAYERS:
         raise ValueError(f"a tournament takes exactly 4 agents (repeats allowed), got {len(specs)}: {list(specs)}")
+    games = check_games(games)
     known = set(agent_names())
     for spec in specs:
         name, params = parse_agent_spec(spec)
@@ -796,8 +837,6 @@ def evaluate(
             )
         if params:
             make_agent(spec, rules=rules)  # a parameter it does not take, or a bad value, is an error now
-    if games < 1:
-        raise ValueError(f"games must be at least 1, not {games}")
     if seed < 0:
         raise ValueError(f"seed must be non-negative, not {seed}")
     rules_name = rules if isinstance(rules, str) else ("standard" if rules is None else "custom")
@@ -811,13 +850,14 @@ def evaluate(
         record_games = 0
     workers = max(1, min(workers or os.cpu_count() or 1, n_sets))
     # Jobs of up to 16 deal sets (64 games played in lockstep), cut the same way whatever
-    # the number of workers, so that batched agents see the same batches.
+    # the number of workers, so that batched agents see the same batches; made as they are
+    # handed out, not all at once.
     chunk = max(1, min(16, -(-n_sets // 16)))
     _, labels = agent_labels(specs)
-    jobs = [
+    jobs = (
         _Job(specs, tuple(labels), rules, seed, a, min(a + chunk, n_sets), record_games)
         for a in range(0, n_sets, chunk)
-    ]
+    )
     digits = max(5, len(str(n_sets * SEATINGS - 1)))
 
     parts: list[GameData] = []
@@ -839,11 +879,18 @@ def evaluate(
                 collect(_play_job(job), bar)
     else:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(_play_job, job) for job in jobs]  # workers start before the bar's thread
+            # The first jobs are submitted before the bar's thread starts, so the workers start first.
+            pending = {
+                pool.submit(_play_job, job) for job in itertools.islice(jobs, workers * JOBS_IN_FLIGHT_PER_WORKER)
+            }
             try:
                 with tqdm(total=n_sets * SEATINGS, unit="game", disable=not progress, dynamic_ncols=True) as bar:
-                    for future in as_completed(futures):
-                        collect(future.result(), bar)
+                    while pending:
+                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        # Refill first, so the workers play on while the results are collected.
+                        pending |= {pool.submit(_play_job, job) for job in itertools.islice(jobs, len(done))}
+                        for future in done:
+                            collect(future.result(), bar)
             except BaseException:  # an agent's error or Ctrl-C: drop the chunks not started
                 pool.shutdown(cancel_futures=True)
                 raise
@@ -1067,6 +1114,7 @@ def plot_results(result: TournamentResult, path: str | Path) -> Path:
 
 __all__ = [
     "CONTRACT_LABELS",
+    "MAX_GAMES",
     "EntryStats",
     "Estimate",
     "GameData",
@@ -1076,6 +1124,7 @@ __all__ = [
     "TournamentResult",
     "agent_labels",
     "agent_seed",
+    "check_games",
     "deal_set",
     "evaluate",
     "format_table",

@@ -55,8 +55,11 @@ def _agents(spec: str) -> list[str]:
 
 BAD_COMMANDS = {
     "missing config": (lambda f: ["train", "--config", "missing.yaml"], "missing.yaml"),
-    "wrong type": (lambda f: ["train", "--config", str(f["wrong_type"])], "learning_rate must be float, not 'fast'"),
-    "unknown field": (lambda f: ["train", "--config", str(f["unknown"])], "unknown training field(s) ['lerning_rate']"),
+    "wrong type": (
+        lambda f: ["train", "--config", str(f["wrong_type"])],
+        "learning_rate must be a number above 0, at most 1, not 'fast'",
+    ),
+    "unknown field": (lambda f: ["train", "--config", str(f["unknown"])], "unknown training field(s) 'lerning_rate'"),
     "config not yaml": (lambda f: ["train", "--config", str(f["not_yaml"])], "not YAML"),
     "train bogus rules": (lambda f: ["train", "--config", str(f["rules_bogus"])], "unknown rules preset 'bogus'"),
     "resume not a checkpoint": (

@@ -383,7 +383,7 @@ def test_the_trainers_episode_field_is_a_flag_and_defaults_to_the_game():
 
     assert config.Args().episode == "game"
     assert config.build_parser().parse_args(["--episode", "round"]).episode == "round"
-    with pytest.raises(ValueError, match=MODES_MESSAGE):
+    with pytest.raises(ValueError, match=r"episode must be one of game, round, hand, not 'deal'"):
         config.load_args(overrides={"episode": "deal"})
 
 

@@ -291,6 +291,7 @@ def test_a_replay_is_stepped_forward_and_back(server, page, shots, tmp_path):
     page.goto(server + "/replay")
     page.set_input_files("#record-file", str(path))
     page.wait_for_selector("#step-label:has-text('step 1 of')")
+    assert "P1 random" in page.inner_text("#table")  # the seat names, sent once for all the steps
 
     def trick_shown() -> list[list[int]]:
         return [int(c.get_attribute("data-card")) for c in page.query_selector_all("#trick .card")]

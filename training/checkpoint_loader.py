@@ -22,6 +22,8 @@ def load_checkpoint_agent(path: str | Path, seed: int = 0, **kwargs: Any):
     if Path(path).suffix != ".pt":
         return None
     require("torch", "train", f"the torch checkpoint {Path(path).name}")
+    from barbu_env.agents.registry import check_param_types
     from training.policy_agent import load_policy_agent
 
+    check_param_types(f"checkpoint agent {Path(path).name}", load_policy_agent, kwargs)  # deterministic=maybe
     return load_policy_agent(path, seed=seed, **kwargs)

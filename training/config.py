@@ -13,6 +13,15 @@ names the batched engine (``rollout_engine: vector``, the old default) or
 ``rollout_engine: aec`` is an error. A value of the wrong type (``learning_rate: "fast"``)
 is an error naming the field. Checkpoints keep their config as a plain dict and
 resuming reads only its network shape (which must match the config's).
+
+Every field has a range of valid values (``VALID``: said by its docstring, so by
+``--help``, and by the table in docs/training.md). Types are strict (a bool is no int,
+text is no number but for the exponent form PyYAML leaves as text, ``3e-4``), floats
+finite, sizes bounded by what a machine can hold. ``Args`` checks the fields when it is
+made; ``prepare`` checks what needs the machine or the files (rules, device, precision,
+agents, the checkpoint to resume or start from, memory). Both raise ``ConfigError``, a
+ValueError of one line naming the field, which the trainer raises before it touches the
+run folder.
 """
 
 from __future__ import annotations
@@ -22,6 +31,10 @@ import ast
 import dataclasses
 import inspect
 import itertools
+import math
+import os
+import re
+import reprlib
 import textwrap
 import warnings
 from dataclasses import dataclass
@@ -30,12 +43,164 @@ from typing import Any
 
 import yaml
 
-from barbu_env.engine import episode_hands
+from barbu_env.agents.registry import split_agent_specs
 from barbu_env.observation import NUM_CARD_ROWS, OBS_DIM, OBS_LAYOUT, PRIVILEGED_DIM
 from models.policy import PolicyConfig
+from training.precision import PRECISIONS
 
 #: Fields of older configs that no longer exist, with the value they may keep (any, if None).
 RETIRED_FIELDS: dict[str, str | None] = {"rollout_engine": "vector", "games_per_worker": None, "checkpoint_every": None}
+
+
+# ---------------------------------------------------------------------- valid values
+
+
+class ConfigError(ValueError):
+    """A training config that cannot run: one line naming the field(s), what they may be
+    and the value given (``barbu train`` prints it and exits 1, before anything on disk is
+    touched)."""
+
+
+@dataclass(frozen=True)
+class Valid:
+    """The values a field takes: ``kind`` (``int``, ``float``, ``bool`` or ``str``); numbers
+    from ``low`` to ``high`` (``low`` itself excluded if ``above``; no ``high``: any finite
+    number), text one of ``choices`` or as ``text`` says (checked by ``prepare`` where that
+    needs the machine or the files)."""
+
+    kind: str
+    low: float | None = None
+    high: float | None = None
+    above: bool = False
+    choices: tuple[str, ...] = ()
+    text: str = ""
+
+    def describe(self) -> str:
+        """The valid values in words (the docstrings, ``--help``, errors and docs/training.md say it)."""
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind == "str":
+            return self.text or "one of " + ", ".join(self.choices)
+        if self.kind == "int":
+            return f"an integer from {_number(self.low)} to {_number(self.high)}"
+        if self.above:
+            return f"a number above {_number(self.low)}" + (
+                f", at most {_number(self.high)}" if self.high is not None else " (finite)"
+            )
+        if self.high is None:
+            return f"a finite number of at least {_number(self.low)}"
+        return f"a number from {_number(self.low)} to {_number(self.high)}"
+
+    def check(self, name: str, value: Any) -> Any:
+        """``value`` as the field's type (an int is a float; a bool is no number, a string
+        is none: types are strict), or a ConfigError naming the field and its range."""
+        ok = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}[self.kind]
+        if not isinstance(value, ok) or (self.kind != "bool" and isinstance(value, bool)):
+            raise ConfigError(f"{name} must be {self.describe()}, not {_show(value)}")
+        if self.kind == "float":
+            try:
+                value = float(value)
+            except OverflowError:  # an integer past float's range
+                raise ConfigError(f"{name} must be {self.describe()}, not {_show(value)}") from None
+        if self.kind in ("int", "float"):
+            low_ok = value > self.low if self.above else value >= self.low
+            high_ok = value <= self.high if self.high is not None else math.isfinite(value)
+            if not (low_ok and high_ok):  # NaN fails both
+                raise ConfigError(f"{name} must be {self.describe()}, not {_show(value)}")
+        if self.choices and value not in self.choices:
+            raise ConfigError(f"{name} must be {self.describe()}, not {_show(value)}")
+        return value
+
+
+def _number(x: float | None) -> str:
+    if x is None:
+        return ""
+    x = int(x) if float(x).is_integer() else x
+    return f"{x:,}" if isinstance(x, int) and abs(x) >= 10_000 else str(x)
+
+
+def _show(value: Any) -> str:
+    """A value as an error message shows it: its repr, cut short, on one line."""
+    shown = reprlib.Repr()
+    shown.maxstring = shown.maxother = shown.maxlong = 40
+    try:
+        return shown.repr(value)
+    except ValueError:  # an integer past Python's digits limit for str()
+        return f"an integer of {value.bit_length()} bits"
+
+
+def _int(low: int, high: int) -> Valid:
+    return Valid("int", low, high)
+
+
+def _num(low: float, high: float | None = None, above: bool = False) -> Valid:
+    return Valid("float", low, high, above)
+
+
+_BOOL = Valid("bool")
+#: Seeds: numpy's and torch's generators take any of these.
+_SEED = _int(0, 2**32 - 1)
+_AGENTS = "agent specs separated by commas (registered names or checkpoint paths, with parameters)"
+
+#: Every field's valid values (docs/training.md has them as a table; how the bounds were
+#: chosen is there too). Upper bounds keep a run inside what a machine can hold: the
+#: rollout buffers (``num_games``), the networks (``hidden``, ``layers``, ``card_embed``,
+#: ``pool_size``), a minibatch's activations; ``prepare`` also compares the whole estimate
+#: with this machine's memory.
+VALID: dict[str, Valid] = {
+    "exp_name": Valid("str", text="a folder name (not empty, no slashes, not . or ..)"),
+    "run_dir": Valid("str", text="a folder path, not empty"),
+    "seed": _SEED,
+    "rules": Valid("str", text="a rules preset or a rules YAML file"),
+    "total_decisions": _int(1, 10**15),
+    "time_budget_minutes": _num(0, 10**6),
+    "resume": Valid("str", text="empty, or a checkpoint file"),
+    "init": Valid("str", text="empty, a shipped policy (ppo, ppo-finetuned) or a checkpoint file"),
+    "num_games": _int(1, 16_384),
+    "episode": Valid("str", choices=("game", "round", "hand")),
+    "num_workers": _int(1, 1024),
+    "torch_threads": _int(1, 1024),
+    "device": Valid("str", text="auto, cpu, cuda, cuda:N or mps, one this machine has"),
+    "precision": Valid("str", choices=PRECISIONS),
+    "skip_forced": _BOOL,
+    "learning_rate": _num(0, 1, above=True),
+    "anneal_lr": _BOOL,
+    "gamma": _num(0, 1),
+    "gae_lambda": _num(0, 1),
+    "reward_scale": _num(0, above=True),
+    "minibatch_size": _int(1, 2**20),
+    "update_epochs": _int(1, 1000),
+    "clip_coef": _num(0, above=True),
+    "clip_vloss": _BOOL,
+    "ent_coef": _num(0),
+    "vf_coef": _num(0),
+    "max_grad_norm": _num(0, above=True),
+    "norm_adv": _BOOL,
+    "target_kl": _num(0),
+    "hidden": _int(1, 8192),
+    "layers": _int(1, 64),
+    "card_embed": _int(1, 1024),
+    "central_critic": _BOOL,
+    "bc_iterations": _int(0, 10**9),
+    "bc_teacher": Valid("str", text="an agent spec (a registered name or a checkpoint path, with parameters)"),
+    "bc_epochs": _int(1, 1000),
+    "bc_minibatch_size": _int(1, 2**20),
+    "bc_learning_rate": _num(0, 1),
+    "opp_self": _num(0, 10**6),
+    "opp_pool": _num(0, 10**6),
+    "opp_baselines": _num(0, 10**6),
+    "baselines": Valid("str", text=_AGENTS + ", or empty"),
+    "snapshot_every": _int(0, 10**9),
+    "pool_size": _int(0, 1024),
+    "eval_every": _int(0, 10**9),
+    "eval_games": _int(0, 10**6),
+    "eval_opponents": Valid("str", text=_AGENTS + "; empty only without evaluations"),
+    "final_eval_games": _int(0, 10**6),
+    "eval_seed": _SEED,
+    "final_eval_seed": _SEED,
+    "checkpoint_minutes": _num(0, 10**6),
+    "progress": _BOOL,
+}
 
 
 @dataclass
@@ -44,180 +209,217 @@ class Args:
 
     # --- run ---
     exp_name: str = "barbu_ppo"
-    """Name of the run; its folder is ``run_dir/exp_name``."""
+    """Name of the run; its folder is ``run_dir/exp_name``.
+    Valid: a folder name (not empty, no slashes, not . or ..)."""
     run_dir: str = "runs"
-    """Where run folders go."""
+    """Where run folders go. Valid: a folder path, not empty."""
     seed: int = 1
-    """Seed of everything (deals, sampling, initial weights)."""
+    """Seed of everything (deals, sampling, initial weights). Valid: an integer from 0 to 4,294,967,295."""
     rules: str = "standard"
-    """Rules preset (or YAML path) the agent trains under."""
+    """Rules preset (or YAML path) the agent trains under. Valid: a rules preset or a rules YAML file."""
     total_decisions: int = 5_000_000
-    """Stop after this many environment decisions (all seats, opponents included)."""
+    """Stop after this many environment decisions (all seats, opponents included).
+    Valid: an integer from 1 to 1,000,000,000,000,000."""
     time_budget_minutes: float = 0.0
     """Also stop after this many minutes of training (0: no limit; the learning rate
     anneals over whichever runs out first; a resumed run counts its earlier sessions);
-    the final evaluation comes after."""
+    the final evaluation comes after. Valid: a number from 0 to 1,000,000."""
     resume: str = ""
-    """Checkpoint to resume from (weights, optimizer, counters, snapshot pool)."""
+    """Checkpoint to resume from (weights, optimizer, counters, snapshot pool). Valid: empty, or a checkpoint file."""
     init: str = ""
     """Checkpoint (or registered pretrained name, e.g. ``ppo``) whose weights start a new
     run: a fresh optimizer, counters and pool, its network shape the config's. Fine-tuning
-    from a shipped policy; ``resume`` carries on a run instead (and wins if both are set)."""
+    from a shipped policy; ``resume`` carries on a run instead (and wins if both are set).
+    Valid: empty, a shipped policy (ppo, ppo-finetuned) or a checkpoint file."""
 
     # --- rollouts ---
     num_games: int = 512
     """Games the batched engine (``barbu_env.vector.VectorBarbu``) steps together in the
     learner process; each rollout plays them to the end of their episode (``episode``),
-    about 1,570 decisions per whole game."""
+    about 1,570 decisions per whole game. Valid: an integer from 1 to 16,384."""
     episode: str = "game"
     """What a rollout's game is: ``game`` (all 28 hands), ``round`` (the first seven hands)
     or ``hand`` (the first hand only), the start of a whole game exactly
     (docs/rules.md#episodes); each rollout plays ``num_games`` of them. Evaluations always
-    play whole games."""
+    play whole games. Valid: one of game, round, hand."""
     num_workers: int = 2
-    """Worker processes of the duplicate evaluations (one per core)."""
+    """Worker processes of the duplicate evaluations (one per core). Valid: an integer from 1 to 1024."""
     torch_threads: int = 2
-    """Threads of the learner process (the rollouts' inference, the update)."""
+    """Threads of the learner process (the rollouts' inference, the update). Valid: an integer from 1 to 1024."""
     device: str = "auto"
     """Where the network computes, in the rollouts' inference and the update: ``auto`` (a
     CUDA GPU when there is one, else Apple's MPS, else the CPU), ``cpu``, ``cuda``,
     ``cuda:N`` or ``mps``; a device this machine lacks is an error
     (``models.device.resolve_device``). Checkpoints are saved on the CPU, so they load
     anywhere, and a resumed run carries on on this device; the duplicate evaluations play
-    the checkpoints on the CPU, in ``num_workers`` processes."""
+    the checkpoints on the CPU, in ``num_workers`` processes.
+    Valid: auto, cpu, cuda, cuda:N or mps, one this machine has."""
     precision: str = "auto"
     """Matrix products of the network in the rollouts and the update: ``float32``,
     ``bfloat16`` (mixed precision: bfloat16 products accumulated in float32, float32
     weights and losses), or ``auto``: bfloat16 where the device multiplies it natively
     (a CPU with AVX-512 BF16 or AMX, a CUDA GPU that supports it), else float32
-    (``training.precision``)."""
+    (``training.precision``). Valid: one of auto, float32, bfloat16."""
     skip_forced: bool = True
     """A decision with a single legal action is played without asking anyone and is not a
     transition: the seat's rewards keep flowing to its previous decision (about 23% of
-    decisions are forced: last cards of a suit, doubling turns with no choice)."""
+    decisions are forced: last cards of a suit, doubling turns with no choice). Valid: true or false."""
 
     # --- PPO ---
     learning_rate: float = 3e-4
-    """Adam learning rate."""
+    """Adam learning rate. Valid: a number above 0, at most 1."""
     anneal_lr: bool = True
-    """Anneal the learning rate linearly to 0 over the run."""
+    """Anneal the learning rate linearly to 0 over the run. Valid: true or false."""
     gamma: float = 0.995
-    """Discount per decision of the same seat."""
+    """Discount per decision of the same seat. Valid: a number from 0 to 1."""
     gae_lambda: float = 0.95
-    """GAE lambda."""
+    """GAE lambda. Valid: a number from 0 to 1."""
     reward_scale: float = 0.01
-    """Factor on the settled hand scores (points) to make rewards."""
+    """Factor on the settled hand scores (points) to make rewards. Valid: a number above 0 (finite)."""
     minibatch_size: int = 4096
-    """Transitions per gradient step."""
+    """Transitions per gradient step. Valid: an integer from 1 to 1,048,576."""
     update_epochs: int = 3
-    """Passes over each rollout."""
+    """Passes over each rollout. Valid: an integer from 1 to 1000."""
     clip_coef: float = 0.2
-    """PPO ratio clip."""
+    """PPO ratio clip. Valid: a number above 0 (finite)."""
     clip_vloss: bool = False
-    """Clip the value loss like the policy ratio."""
+    """Clip the value loss like the policy ratio. Valid: true or false."""
     ent_coef: float = 0.01
-    """Weight of the (masked) entropy bonus."""
+    """Weight of the (masked) entropy bonus. Valid: a finite number of at least 0."""
     vf_coef: float = 0.5
-    """Weight of the value loss."""
+    """Weight of the value loss. Valid: a finite number of at least 0."""
     max_grad_norm: float = 0.5
-    """Gradient norm clip."""
+    """Gradient norm clip. Valid: a number above 0 (finite)."""
     norm_adv: bool = True
-    """Normalize advantages per minibatch."""
+    """Normalize advantages per minibatch. Valid: true or false."""
     target_kl: float = 0.0
-    """Stop an update's epochs early past this approximate KL (0: never)."""
+    """Stop an update's epochs early past this approximate KL (0: never). Valid: a finite number of at least 0."""
 
     # --- model ---
     hidden: int = 256
-    """Trunk width."""
+    """Trunk width. Valid: an integer from 1 to 8192."""
     layers: int = 2
-    """Trunk depth."""
+    """Trunk depth. Valid: an integer from 1 to 64."""
     card_embed: int = 32
-    """Features per card row."""
+    """Features per card row. Valid: an integer from 1 to 1024."""
     central_critic: bool = False
     """Train with a privileged critic: the value network also sees the other three
-    hands (the policy never does; checkpoints act from the observation alone)."""
+    hands (the policy never does; checkpoints act from the observation alone). Valid: true or false."""
 
     # --- warm start ---
     bc_iterations: int = 0
     """Iterations of imitation before PPO: whole games of ``bc_teacher`` in every seat,
     the policy trained to pick its actions and the value head to predict the returns
-    (0: start from scratch)."""
+    (0: start from scratch). Valid: an integer from 0 to 1,000,000,000."""
     bc_teacher: str = "heuristic"
-    """The agent imitated during the warm start (a registered name)."""
+    """The agent imitated during the warm start (a registered name).
+    Valid: an agent spec (a registered name or a checkpoint path, with parameters)."""
     bc_epochs: int = 2
-    """Passes over each warm-start rollout."""
+    """Passes over each warm-start rollout. Valid: an integer from 1 to 1000."""
     bc_minibatch_size: int = 512
     """Examples per imitation gradient step (supervised learning wants smaller batches
-    and more steps than PPO: 512 imitates the heuristic far better than 4,096)."""
+    and more steps than PPO: 512 imitates the heuristic far better than 4,096).
+    Valid: an integer from 1 to 1,048,576."""
     bc_learning_rate: float = 1e-3
-    """Adam learning rate during the warm start, constant (0: PPO's schedule)."""
+    """Adam learning rate during the warm start, constant (0: PPO's schedule). Valid: a number from 0 to 1."""
 
     # --- opponents ---
     opp_self: float = 0.6
-    """Weight of pure self-play games."""
+    """Weight of pure self-play games. Valid: a number from 0 to 1,000,000."""
     opp_pool: float = 0.2
-    """Weight of games against a past snapshot."""
+    """Weight of games against a past snapshot. Valid: a number from 0 to 1,000,000."""
     opp_baselines: float = 0.2
-    """Weight of games against baseline agents."""
+    """Weight of games against baseline agents. Valid: a number from 0 to 1,000,000."""
     baselines: str = "heuristic,random"
-    """Baseline agents for opponent games (registered names)."""
+    """Baseline agents for opponent games (registered names).
+    Valid: agent specs separated by commas (registered names or checkpoint paths, with
+    parameters), or empty."""
     snapshot_every: int = 5
-    """Iterations between snapshots added to the pool."""
+    """Iterations between snapshots added to the pool. Valid: an integer from 0 to 1,000,000,000."""
     pool_size: int = 8
-    """Snapshots kept (the oldest is dropped)."""
+    """Snapshots kept (the oldest is dropped). Valid: an integer from 0 to 1024."""
 
     # --- evaluation and checkpoints ---
     eval_every: int = 10
-    """Iterations between duplicate evaluations (0: only at the end)."""
+    """Iterations between duplicate evaluations (0: only at the end). Valid: an integer from 0 to 1,000,000,000."""
     eval_games: int = 200
-    """Games per periodic evaluation, against each eval opponent."""
+    """Games per periodic evaluation, against each eval opponent. Valid: an integer from 0 to 1,000,000."""
     eval_opponents: str = "heuristic,random"
-    """Each periodic evaluation plays the policy against three of each of these."""
+    """Each periodic evaluation plays the policy against three of each of these.
+    Valid: agent specs separated by commas (registered names or checkpoint paths, with
+    parameters); empty only without evaluations."""
     final_eval_games: int = 1000
     """Games of the final evaluation against each eval opponent (0: none; the summary
-    then has no final figures)."""
+    then has no final figures). Valid: an integer from 0 to 1,000,000."""
     eval_seed: int = 12345
     """Seed of the periodic evaluations' deal sets (the same every time, for comparable
-    points)."""
+    points). Valid: an integer from 0 to 4,294,967,295."""
     final_eval_seed: int = 54321
     """Seed of the final evaluation's deal sets (held out from the periodic ones, which
-    chose the best checkpoint)."""
+    chose the best checkpoint). Valid: an integer from 0 to 4,294,967,295."""
     checkpoint_minutes: float = 5.0
     """Minutes between checkpoints (latest.pt, written after the iteration that passes
     the mark; 0: after every iteration; every periodic evaluation also writes one;
     best.pt follows the evaluations). A killed run loses at most this much work plus one
-    iteration; Ctrl-C loses only the iteration under way."""
+    iteration; Ctrl-C loses only the iteration under way. Valid: a number from 0 to 1,000,000."""
     progress: bool = True
-    """Show a progress bar."""
+    """Show a progress bar. Valid: true or false."""
 
     def __post_init__(self) -> None:
-        episode_hands(self.episode)  # an unknown episode mode is an error naming the modes
-        for name in ("eval_games", "final_eval_games"):  # checked now, not after the training
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be 0 or more, not {getattr(self, name)}")
+        """Every field checked against ``VALID`` (ints given to float fields become
+        floats), then the fields that only make sense together; a ConfigError otherwise.
+        What needs the machine or the files (rules, device, agents, checkpoints, memory)
+        is ``prepare``'s."""
+        for f in dataclasses.fields(self):
+            setattr(self, f.name, VALID[f.name].check(f.name, getattr(self, f.name)))
+        if self.exp_name in ("", ".", "..") or any(c in self.exp_name for c in "/\\\0"):
+            raise ConfigError(f"exp_name must be {VALID['exp_name'].describe()}, not {_show(self.exp_name)}")
+        if not self.run_dir or "\0" in self.run_dir:
+            raise ConfigError(f"run_dir must be {VALID['run_dir'].describe()}, not {_show(self.run_dir)}")
         if self.eval_every and self.eval_games < 1:
-            raise ValueError(f"eval_every {self.eval_every} needs eval_games of at least 1, not {self.eval_games}")
+            raise ConfigError(f"eval_every {self.eval_every} needs eval_games of at least 1, not {self.eval_games}")
+        if not split_agent_specs(self.eval_opponents) and (self.eval_every or self.final_eval_games):
+            raise ConfigError(
+                "eval_opponents names no agent, but eval_every or final_eval_games asks for evaluations: "
+                "name one (random, heuristic, ...) or set both to 0"
+            )
+        if self.opp_self + self.opp_pool + (self.opp_baselines if split_agent_specs(self.baselines) else 0.0) <= 0:
+            raise ConfigError("opp_self, opp_pool and opp_baselines (with baselines named) are all 0: no game to play")
 
 
 def load_args(config: str | None = None, overrides: dict[str, Any] | None = None) -> Args:
-    """Args from a YAML file and overrides; an unknown field is an error, a retired one
-    is dropped with a warning (see the module docstring)."""
-    values: dict[str, Any] = {}
+    """Args from a YAML file and overrides (the command line's flags), every field checked
+    (``Args.__post_init__``); anything wrong is a ConfigError of one line naming the field:
+    an unknown field, a value of the wrong type or out of its range, a file that is not a
+    YAML mapping. A retired field is dropped with a warning (see the module docstring)."""
+    values: dict[Any, Any] = {}
+    where = f"{config}: " if config else ""
     if config:
         try:
             data = yaml.safe_load(Path(config).read_text()) or {}
+        except OSError as e:
+            raise ConfigError(f"{config}: cannot read the config ({e.strerror or e})") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{config}: not a text file") from None
         except yaml.YAMLError as e:
-            raise ValueError(f"{config}: not YAML ({' '.join(str(e).split())})") from None
+            raise ConfigError(f"{config}: not YAML ({' '.join(str(e).split())})") from None
+        except (ValueError, RecursionError) as e:  # an integer of too many digits, nesting too deep
+            raise ConfigError(f"{config}: not a config YAML can read ({' '.join(str(e).split())[:200]})") from None
         if not isinstance(data, dict):
-            raise ValueError(f"{config}: a training config is a mapping of fields")
+            raise ConfigError(f"{config}: a training config is a mapping of fields, not {_show(data)}")
         values.update(data)
     values.update(overrides or {})
+    known = {f.name for f in dataclasses.fields(Args)}
+    unknown = sorted((k for k in values if k not in known and k not in RETIRED_FIELDS), key=repr)
+    if unknown:
+        names = ", ".join(_show(k) for k in unknown[:10]) + (", ..." if len(unknown) > 10 else "")
+        raise ConfigError(f"{where}unknown training field(s) {names}; known fields: {sorted(known)}")
     retired = sorted(set(values) & set(RETIRED_FIELDS))
     for name in retired:
         value, kept = values.pop(name), RETIRED_FIELDS[name]
         if kept is not None and value != kept:
-            raise ValueError(
-                f"{name}: {value!r} is no longer available; the trainer always uses the batched "
+            raise ConfigError(
+                f"{where}{name}: {_show(value)} is no longer available; the trainer always uses the batched "
                 f"engine ({name}: {kept!r}): remove the field"
             )
     if retired:
@@ -227,31 +429,140 @@ def load_args(config: str | None = None, overrides: dict[str, Any] | None = None
             FutureWarning,
             stacklevel=2,
         )
-    known = {f.name for f in dataclasses.fields(Args)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ValueError(f"unknown training field(s) {unknown}; known fields: {sorted(known)}")
-    where = f"{config}: " if config else ""
-    return Args(**{name: _typed(name, value, where) for name, value in values.items()})
+    try:
+        return Args(**{name: _yaml_number(name, value) for name, value in values.items()})
+    except ConfigError as e:
+        raise ConfigError(f"{where}{e}") from None
 
 
-#: The values a field of each declared type accepts (an int is a float; a bool is neither).
-_FIELD_TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
+#: A number in exponent form without a dot (``3e-4``, ``1.0e3``): YAML 1.2 reads it as a
+#: float, PyYAML (YAML 1.1) as a string; a float field takes it. No other text is a number.
+_EXPONENT_FLOAT = re.compile(r"[-+]?[0-9]+(\.[0-9]*)?[eE][-+]?[0-9]+")
 
 
-def _typed(name: str, value: Any, where: str = "") -> Any:
-    """``value`` for the Args field ``name``, or a ValueError naming the field and the type
-    it wants (YAML reads ``fast`` as a string, ``1e-3`` as a string, ``yes`` as a bool)."""
-    declared = Args.__dataclass_fields__[name].type
-    ok = isinstance(value, _FIELD_TYPES[declared]) and not (declared != "bool" and isinstance(value, bool))
-    if declared == "float" and isinstance(value, str):  # YAML 1.1 reads 3e-4 (no dot) as a string
+def _yaml_number(name: str, value: Any) -> Any:
+    """``value``, or the float a float field's string in exponent form writes (``3e-4``)."""
+    if Args.__dataclass_fields__[name].type == "float" and isinstance(value, str) and _EXPONENT_FLOAT.fullmatch(value):
+        return float(value)
+    return value
+
+
+@dataclass
+class Prepared:
+    """What ``prepare`` found: the rules, the device and the products' dtype, and the
+    checkpoint that ``resume`` or ``init`` names, loaded (None without)."""
+
+    rules: Any
+    device: Any
+    dtype: Any
+    start: tuple[Any, dict[str, Any]] | None = None
+
+
+def prepare(args: Args, memory: int | None = None) -> Prepared:
+    """Every check of ``args`` that needs more than the field values, before a run
+    touches anything on disk: the rules load, the device is on this machine, the precision
+    resolves on it, every agent of ``bc_teacher``, ``baselines`` and ``eval_opponents`` can
+    be made, the checkpoint of ``resume``/``init`` loads and its weights are finite, the
+    first rollouts have games to play (a fresh run's pool is empty), and the run's memory
+    (``memory_needed``) fits in ``memory`` bytes (default: this machine's, and a CUDA
+    device's own for the networks). A ConfigError naming the field otherwise."""
+    import torch
+
+    from barbu_env.agents import make_agent
+    from barbu_env.agents.pretrained import SHIPPED, checkpoint_path
+    from barbu_env.extras import MissingExtraError
+    from barbu_env.rules import load_rules
+    from models.device import resolve_device
+    from models.policy import load_checkpoint
+    from training.precision import resolve_precision
+
+    try:
+        rules = load_rules(args.rules)
+    except (ValueError, OSError) as e:
+        raise ConfigError(f"rules: {_one_line(e)}") from None
+    try:
+        device = resolve_device(args.device)
+    except ValueError as e:
+        raise ConfigError(f"device: {_one_line(e)}") from None
+    dtype = resolve_precision(args.precision, device)
+    for field, specs in (
+        ("bc_teacher", [args.bc_teacher]),
+        ("baselines", split_agent_specs(args.baselines)),
+        ("eval_opponents", split_agent_specs(args.eval_opponents)),
+    ):
+        for spec in dict.fromkeys(specs):
+            try:
+                make_agent(spec, rules=rules)
+            except (ValueError, TypeError, OSError, MissingExtraError) as e:
+                raise ConfigError(f"{field}: {_show(spec)} is not an agent barbu can make ({_one_line(e)})") from None
+    start = None
+    field, spec = ("resume", args.resume) if args.resume else ("init", args.init)
+    if spec:
+        path = checkpoint_path(spec)
+        if not path.is_file():
+            kind = "a checkpoint file" + (f" or a shipped policy ({', '.join(SHIPPED)})" if field == "init" else "")
+            raise ConfigError(f"{field}: {_show(spec)} is not {kind}")
         try:
-            return float(value)
-        except ValueError:
-            pass
-    if not ok:
-        raise ValueError(f"{where}{name} must be {declared}, not {value!r}")
-    return float(value) if declared == "float" else value
+            start = load_checkpoint(path)
+        except (ValueError, OSError) as e:
+            raise ConfigError(f"{field}: {_one_line(e)}") from None
+        if not all(torch.isfinite(w).all() for w in start[0].state_dict().values()):
+            raise ConfigError(f"{field}: {path} holds weights that are not finite")
+    pool = start[1].get("pool", {}) if start and args.resume else {}
+    if not pool and args.opp_self + (args.opp_baselines if split_agent_specs(args.baselines) else 0.0) <= 0:
+        raise ConfigError(
+            "opp_self and opp_baselines (with baselines named) are both 0, and the pool is empty until "
+            "the first snapshot: the first rollouts have no game to play, so one of them must be above 0"
+        )
+    need, on_device = memory_needed(args)
+    have = memory if memory is not None else _physical_memory()
+    if have and need > have:
+        raise ConfigError(
+            f"num_games {args.num_games}, hidden {args.hidden}, layers {args.layers}, minibatch_size "
+            f"{args.minibatch_size} and pool_size {args.pool_size} need about {need / 2**30:.1f} GiB "
+            f"(rollout buffers, networks, a minibatch), more than this machine's {have / 2**30:.1f} GiB"
+        )
+    if memory is None and device.type == "cuda":
+        room = torch.cuda.get_device_properties(device).total_memory
+        if on_device > room:
+            raise ConfigError(
+                f"hidden {args.hidden}, layers {args.layers}, card_embed {args.card_embed} and minibatch_size "
+                f"{args.minibatch_size} need about {on_device / 2**30:.1f} GiB on {device}, which has "
+                f"{room / 2**30:.1f} GiB"
+            )
+    return Prepared(rules, device, dtype, start)
+
+
+def memory_needed(args: Args) -> tuple[int, int]:
+    """Bytes a run needs, about: ``(in all, on the network's device)``. In all: the
+    rollout buffers (``training.rollout.buffer_bytes``), the network with its gradients,
+    Adam's two moments and the copies a run keeps (the last whole iteration's, the pool's
+    snapshots and their networks), and a minibatch's activations; on the device, the
+    network, its gradients and moments, and the activations."""
+    import torch
+
+    from models.policy import BarbuActorCritic
+    from training.rollout import buffer_bytes
+
+    with torch.device("meta"):  # shapes only: nothing allocated
+        model = BarbuActorCritic(model_config(args))
+    weights = 4 * sum(p.numel() for p in model.parameters())
+    widest = model.trunk[0].in_features + args.hidden * args.layers
+    batch = max(args.minibatch_size, args.bc_minibatch_size)
+    activations = 16 * batch * widest * (2 if args.central_critic else 1)  # forward, masks, gradients
+    on_device = 4 * weights + activations
+    return buffer_bytes(args) + on_device + (3 + 2 * args.pool_size) * weights, on_device
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not a POSIX system: no check
+        return None
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split())
 
 
 def model_config(args: Args) -> PolicyConfig:

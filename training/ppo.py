@@ -40,7 +40,13 @@ evaluation.
 
 Run: ``barbu train --config configs/train/quick.yaml`` (any field can be overridden:
 ``--seed 3 --total-decisions 2000000``), or ``python -m training.ppo ...``. A fresh run
-replaces the logs and checkpoints of an earlier run of the same name.
+replaces the logs and checkpoints of an earlier run of the same name; a config that fails
+a check (``training.config``: every field's range, then ``prepare``) is a ``ConfigError``
+before anything on disk is touched.
+
+Divergence: after each update the losses and the weights must be finite (and the
+rollout's returns before it); if not, the run stops with ``TrainingDiverged``, its last
+whole iteration saved to ``latest.pt`` (``best.pt`` left as it is): no checkpoint of NaNs.
 """
 
 from __future__ import annotations
@@ -59,8 +65,7 @@ import torch
 import yaml
 
 from barbu_env.agents.pretrained import checkpoint_path
-from barbu_env.rules import load_rules
-from models.device import resolve_device
+from barbu_env.agents.registry import split_agent_specs
 from models.policy import (
     BarbuActorCritic,
     MaskedCategorical,
@@ -68,11 +73,32 @@ from models.policy import (
     save_checkpoint,
     with_privileged_critic,
 )
-from training.config import Args, build_parser, load_args, model_config
-from training.precision import autocast, resolve_precision
+from training.config import Args, ConfigError, build_parser, load_args, model_config, prepare
+from training.precision import autocast
 from training.rollout import GAME_KINDS, Collector, Rollout
 
-__all__ = ["Args", "Trainer", "TrainingInterrupted", "build_parser", "load_args", "main", "model_config", "train"]
+__all__ = [
+    "Args",
+    "ConfigError",
+    "Trainer",
+    "TrainingDiverged",
+    "TrainingInterrupted",
+    "build_parser",
+    "load_args",
+    "main",
+    "model_config",
+    "train",
+]
+
+#: Losses of an update that must be finite (the explained variance may be NaN: returns of no variance).
+FINITE_STATS = (
+    "losses/value_loss",
+    "losses/policy_loss",
+    "losses/entropy",
+    "losses/approx_kl",
+    "losses/bc_loss",
+    "losses/bc_value_loss",
+)
 
 
 # ---------------------------------------------------------------------- the updates
@@ -205,9 +231,10 @@ class Trainer:
         from torch.utils.tensorboard import SummaryWriter
 
         self.args = args
-        rules = load_rules(args.rules)  # bad rules, device, precision, checkpoint: errors before the run folder
-        self.device = resolve_device(args.device)
-        self.dtype = resolve_precision(args.precision, self.device)  # the products of rollouts and updates
+        # Every check first (the fields were checked by Args; rules, device, precision, agents,
+        # checkpoint, memory here): a bad config is a ConfigError before the run folder is touched.
+        ready = prepare(args)
+        rules, self.device, self.dtype = ready.rules, ready.device, ready.dtype  # dtype: the products'
         torch.manual_seed(args.seed)  # the initial weights (drawn on the CPU: the same on every device)
         torch.set_num_threads(args.torch_threads)
         # --- the model, the optimizer and the counters (restored on resume, onto the device) ---
@@ -220,11 +247,12 @@ class Trainer:
         self.best: dict[str, Any] = {"score": -float("inf"), "path": None}
         self.start, self.minutes_before = time.time(), 0.0
         if args.resume:
-            self._resume(args.resume)
+            self._resume(args.resume, ready.start)
         elif args.init:
-            self._init_from(args.init)
+            self._init_from(args.init, ready.start)
         self.model.eval()
-        # --- the run folder, its config and its TensorBoard log ---
+        self.collector = Collector(args, rules, dtype=self.dtype)
+        # --- the run folder, its config and its TensorBoard log: nothing on disk before here ---
         self.run_path = Path(args.run_dir) / args.exp_name
         self.ckpt_dir = self.run_path / "checkpoints"
         if not args.resume:  # a fresh run owns its folder: no curves left over from an earlier one
@@ -236,7 +264,6 @@ class Trainer:
             "hyperparameters",
             "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()),
         )
-        self.collector = Collector(args, rules, dtype=self.dtype)
         self.start = self.last_checkpoint = time.time()  # this session's
         self.timing = {  # this process's work
             "decisions": 0,
@@ -248,12 +275,13 @@ class Trainer:
         self.boundary = self.state()  # the state after the last whole iteration (what Ctrl-C saves)
         self.bar = None  # run()'s progress bar (tqdm), kept after it closes
 
-    def _init_from(self, spec: str) -> None:
-        """Start from the weights of a checkpoint or a shipped policy (``init``); a network
-        of another shape is a ValueError, except that a run with ``central_critic`` may
-        start from a network without one (``models.policy.with_privileged_critic``: its
-        critic starts as the checkpoint's value head)."""
-        start, _ = load_checkpoint(checkpoint_path(spec))
+    def _init_from(self, spec: str, loaded: tuple[BarbuActorCritic, dict] | None = None) -> None:
+        """Start from the weights of a checkpoint or a shipped policy (``init``; ``loaded``:
+        it, loaded already); a network of another shape is a ValueError, except that a run
+        with ``central_critic`` may start from a network without one
+        (``models.policy.with_privileged_critic``: its critic starts as the checkpoint's
+        value head)."""
+        start, _ = loaded or load_checkpoint(checkpoint_path(spec))
         wanted = self.model.config
         if (
             wanted.state_dim
@@ -273,10 +301,10 @@ class Trainer:
             )
         self.model.load_state_dict(model.state_dict())
 
-    def _resume(self, path: str) -> None:
-        """Restore everything ``state`` holds from a checkpoint; a checkpoint of another
-        network shape is a ValueError."""
-        resumed, payload = load_checkpoint(path)
+    def _resume(self, path: str, loaded: tuple[BarbuActorCritic, dict] | None = None) -> None:
+        """Restore everything ``state`` holds from a checkpoint (``loaded``: it, loaded
+        already); a checkpoint of another network shape is a ValueError."""
+        resumed, payload = loaded or load_checkpoint(path)
         self._load_weights(path, resumed)
         self.optimizer.load_state_dict(payload["optimizer"])
         self.iteration, self.decisions = int(payload["iteration"]), int(payload["decisions"])
@@ -372,9 +400,14 @@ class Trainer:
         t1 = time.time()
         self.model.train()
         batch = as_tensors(rollout, args.central_critic)
+        if not (torch.isfinite(batch["returns"]).all() and torch.isfinite(batch["advantages"]).all()):
+            self._diverged("the rollout's returns (rewards past float32's range: reward_scale times the scores)")
         update = imitation_update if self.imitating() else ppo_update
         stats = update(self.model, self.optimizer, batch, args, self.update_gen, self.dtype)
         self.model.eval()
+        losses = [k for k in FINITE_STATS if k in stats and not np.isfinite(stats[k])]
+        if losses or not torch.stack([torch.isfinite(p).all() for p in self.model.parameters()]).all():
+            self._diverged(f"the update's {', '.join(k.split('/')[1] for k in losses) or 'weights'}")
         update_time = time.time() - t1
         # --- opponents pool: a snapshot every snapshot_every iterations, the oldest dropped ---
         if args.snapshot_every and self.iteration % args.snapshot_every == 0:
@@ -404,6 +437,14 @@ class Trainer:
             self.writer.add_scalar(tag, value, self.decisions)
         return sps
 
+    def _diverged(self, what: str) -> None:
+        """Stop the run: ``what`` is no longer finite. ``latest.pt`` gets the last whole
+        iteration (``boundary``, whose weights were checked finite), ``best.pt`` is left as
+        it is; raises ``TrainingDiverged``."""
+        path = self.checkpoint(self.ckpt_dir / "latest.pt", self.boundary)
+        self.writer.close()
+        raise TrainingDiverged(what, self.iteration, path, int(self.boundary["iteration"]))
+
     def evaluate(self, games: int, progress: bool = False) -> dict[str, Any]:
         """A periodic duplicate evaluation of the latest weights: a point on the learning
         curve, ``best.pt`` if it beats the best so far against the first eval opponent
@@ -421,7 +462,7 @@ class Trainer:
         for opp, v in found.items():
             self.writer.add_scalar(f"eval/score_vs_{opp}", v["mean"], self.decisions)
             self.writer.add_scalar(f"eval/ci_low_vs_{opp}", v["ci"][0], self.decisions)
-        key = self.args.eval_opponents.split(",")[0]
+        key = split_agent_specs(self.args.eval_opponents)[0]
         if found[key]["mean"] > self.best["score"]:
             self.best.update(score=found[key]["mean"], path=str(self.ckpt_dir / "best.pt"), iteration=self.iteration)
             shutil.copyfile(path, self.ckpt_dir / "best.pt")
@@ -513,6 +554,18 @@ class TrainingInterrupted(Exception):
         self.path, self.iteration = path, iteration
 
 
+class TrainingDiverged(RuntimeError):
+    """The loss or the weights stopped being finite (a learning rate or a reward scale too
+    large for the network's float32); ``path`` holds the last whole iteration before it."""
+
+    def __init__(self, what: str, iteration: int, path: Path, kept: int):
+        super().__init__(
+            f"training diverged in iteration {iteration} ({what} not finite): the run stopped, "
+            f"iteration {kept} kept in {path} (best.pt untouched); lower learning_rate or reward_scale"
+        )
+        self.path, self.iteration, self.kept = path, iteration, kept
+
+
 def train(args: Args) -> dict[str, Any]:
     """Run PPO; returns a summary (paths, timing, final evaluation). Writes everything
     under ``run_dir/exp_name``."""
@@ -531,7 +584,7 @@ def evaluate_checkpoint(
     from barbu_env.tournament import evaluate
 
     out = {}
-    for opp in [o for o in args.eval_opponents.split(",") if o]:
+    for opp in split_agent_specs(args.eval_opponents):
         result = evaluate(
             [str(path), opp, opp, opp],
             games=games,
@@ -588,6 +641,9 @@ def main(argv: list[str] | None = None) -> int:
     except TrainingInterrupted as e:
         print(f"barbu train: {e}", file=sys.stderr)
         return 130
+    except TrainingDiverged as e:
+        print(f"barbu train: error: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:  # outside the training loop: loading, the final evaluation
         print("barbu train: interrupted", file=sys.stderr)
         return 130

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from barbu_env.agents import Agent, act_batch, make_agent
-from barbu_env.agents.registry import agent_takes
+from barbu_env.agents.registry import agent_takes, split_agent_specs
 from barbu_env.credit import NO_DECISION, SeatCredit
 from barbu_env.engine import NUM_ACTIONS, NUM_HANDS, NUM_PLAYERS, episode_hands
 from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM
@@ -147,6 +147,37 @@ def opponent_plan(
 # ---------------------------------------------------------------------- the collector
 
 
+def buffer_fields(central_critic: bool) -> dict[str, tuple[type, tuple[int, ...]]]:
+    """The collector's transition buffers: name -> (dtype, shape of one transition's)."""
+    fields = {
+        "obs": (np.float32, (OBS_DIM,)),
+        "masks": (bool, (NUM_ACTIONS,)),
+        "actions": (np.int64, ()),
+        "logprobs": (np.float32, ()),
+        "values": (np.float32, ()),
+        "rewards": (np.float64, ()),
+        "dones": (bool, ()),
+        "next_index": (np.int64, ()),
+        "game_ids": (np.int32, ()),
+        "seats": (np.int8, ()),
+    }
+    if central_critic:
+        fields["states"] = (np.float32, (PRIVILEGED_DIM,))
+    return fields
+
+
+def initial_capacity(args: Args) -> int:
+    """Transitions the buffers start with: about ``num_games`` episodes of four learning seats."""
+    return args.num_games * -(-DECISIONS_PER_GAME * episode_hands(args.episode) // NUM_HANDS)
+
+
+def buffer_bytes(args: Args) -> int:
+    """Bytes of the transition buffers a run starts with (about 6.5 MB a whole game, 14 MB
+    with a privileged critic)."""
+    row = sum(np.dtype(dt).itemsize * int(np.prod(shape)) for dt, shape in buffer_fields(args.central_critic).values())
+    return initial_capacity(args) * row
+
+
 class Collector:
     """Rollouts on the batched engine: ``num_games`` whole games (episodes) in lockstep in this process.
 
@@ -168,29 +199,15 @@ class Collector:
         self.dtype = dtype
         self.rules = rules
         self.env = VectorBarbu(args.num_games, rules, seed=args.seed, copy=False, episode=args.episode)
-        self.baseline_names = [b for b in args.baselines.split(",") if b]  # built afresh for each rollout
+        self.baseline_names = split_agent_specs(args.baselines)  # built afresh for each rollout
         self.snapshot_models: dict[int, BarbuActorCritic] = {}  # pool id -> its network, built once
         self.buf: dict[str, np.ndarray] = {}
-        per_game = -(-DECISIONS_PER_GAME * episode_hands(args.episode) // NUM_HANDS)  # a share of a game's
-        self._grow(capacity or args.num_games * per_game)
+        self._grow(capacity or initial_capacity(args))
 
     def _grow(self, capacity: int) -> None:
         """Allocate larger transition buffers, keeping what they hold."""
         old = self.buf
-        fields = {
-            "obs": (np.float32, (OBS_DIM,)),
-            "masks": (bool, (NUM_ACTIONS,)),
-            "actions": (np.int64, ()),
-            "logprobs": (np.float32, ()),
-            "values": (np.float32, ()),
-            "rewards": (np.float64, ()),
-            "dones": (bool, ()),
-            "next_index": (np.int64, ()),
-            "game_ids": (np.int32, ()),
-            "seats": (np.int8, ()),
-        }
-        if self.args.central_critic:
-            fields["states"] = (np.float32, (PRIVILEGED_DIM,))
+        fields = buffer_fields(self.args.central_critic)
         self.buf = {k: np.empty((capacity, *shape), dtype=dt) for k, (dt, shape) in fields.items()}
         for k, a in old.items():
             self.buf[k][: len(a)] = a

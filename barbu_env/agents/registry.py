@@ -4,7 +4,8 @@
 
 An agent spec is a registered name or a checkpoint path, optionally followed by ``:`` and
 ``key=value`` parameters separated by commas. Values are read as ints, floats,
-``true``/``false``, ``none``, or else kept as text. In a comma-separated list of agents
+``true``/``false``, ``none``, or else kept as text, and must be of a kind the agent's
+factory (or loader) takes, by its annotations or defaults (``check_param_types``). In a comma-separated list of agents
 (``--agents``), a piece that starts with a parameter name and ``=`` is a parameter of the
 agent before it (``split_agent_specs``), so no quoting is needed beyond the shell's:
 
@@ -156,7 +157,8 @@ def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def _check_params(name: str, factory: Callable[..., Agent], params: dict[str, Any]) -> None:
-    """Parameters written in a spec must be named parameters of the agent's factory."""
+    """Parameters written in a spec must be named parameters of the agent's factory, of
+    the kinds it takes (``check_param_types``)."""
     named = [
         p.name
         for p in inspect.signature(factory).parameters.values()
@@ -166,6 +168,58 @@ def _check_params(name: str, factory: Callable[..., Agent], params: dict[str, An
     if unknown:
         takes = ", ".join(named) if named else "no parameters"
         raise ValueError(f"agent {name!r} has no parameter {', '.join(unknown)} (it takes: {takes})")
+    check_param_types(f"agent {name!r}", factory, params)
+
+
+#: The kinds of value a spec can hold (what ``_value`` reads), by the names annotations use.
+_KINDS: dict[str, tuple[type, ...]] = {
+    "bool": (bool,),
+    "int": (int,),
+    "float": (int, float),
+    "str": (str,),
+    "None": (type(None),),
+}
+_KIND_WORDS = {"bool": "true or false", "int": "an integer", "float": "a number", "str": "text", "None": "none"}
+
+
+def _param_kinds(param: inspect.Parameter) -> list[str] | None:
+    """The kinds (keys of ``_KINDS``) a parameter takes, from its annotation (``"float |
+    None"``), else from its default's type; None when neither says (anything goes)."""
+    annotation = param.annotation
+    if isinstance(annotation, type) and annotation is not inspect.Parameter.empty:
+        annotation = annotation.__name__
+    if isinstance(annotation, str):
+        kinds = [k.strip() for k in annotation.split("|")]
+        if all(k in _KINDS for k in kinds):
+            return kinds
+        return None
+    default = param.default
+    if default is inspect.Parameter.empty or default is None:
+        return None
+    kind = type(default).__name__
+    return [kind] if kind in _KINDS else None
+
+
+def check_param_types(owner: str, func: Callable[..., Any], params: dict[str, Any]) -> None:
+    """Each of ``params`` that ``func`` names must be of a kind its annotation (or its
+    default) allows: ``deterministic=maybe`` for a ``deterministic: bool`` is a
+    ValueError naming the parameter and what it takes. An int is a float too; a text
+    parameter given a number (``device=0``) is refused, as a number is not what the spec
+    meant to be read as. Parameters ``func`` does not name are left to its own checks."""
+    signature = inspect.signature(func).parameters
+    for key, value in params.items():
+        param = signature.get(key)
+        if param is None or param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+            continue
+        kinds = _param_kinds(param)
+        if kinds is None:
+            continue
+        ok = any(
+            isinstance(value, _KINDS[k]) and not (isinstance(value, bool) and k in ("int", "float")) for k in kinds
+        )
+        if not ok:
+            takes = " or ".join(_KIND_WORDS[k] for k in kinds)
+            raise ValueError(f"{owner}: parameter {key} takes {takes}, not {value!r}")
 
 
 def make_agent(spec: str, seed: int = 0, trust: bool = False, **kwargs: Any) -> Agent:

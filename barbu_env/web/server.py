@@ -19,9 +19,19 @@ request                                   answer
                                           the reason if it is illegal, 409 once the game is over
 ``GET /api/games/{id}/record``            the game so far as a game record (``barbu replay``)
 ``POST /api/replays``                     a game record (JSON): checked by replaying it, then
-                                          201 and its steps, trick by trick, every hand shown
-``GET /api/replays/{id}``                 those steps again
+                                          201 and ``{"id", "labels", "final_scores", "steps"}``:
+                                          its steps, trick by trick, every hand shown
+``GET /api/replays/{id}``                 the same bytes again (kept, not rebuilt)
 ========================================  ===================================================
+
+Every request body is strict JSON: a number must be an integer where one is asked
+(``true``, ``"3"`` or ``3.0`` are not), finite and in its range, and ``NaN``/``Infinity`` or
+an integer outside 64 bits is refused, all with a 422 whose ``detail`` is one line naming
+the field. A body over ``MAX_RECORD_BYTES`` is refused with a 413 as soon as that many
+bytes have arrived, whether or not it declared its length (``BodyLimit``), so a request
+costs the server at most that much memory. A replay's answer sends the seat labels once
+(the steps carry none) and is at most ``REPLAY_FACTOR`` times the size of the record
+uploaded; the replays kept hold at most ``MAX_REPLAY_BYTES`` of answers together.
 
 A table ("view") is a JSON object: seats are absolute (0-3), cards are ids 0-51
 (``suit * 13 + rank``), actions are ids 0-84 with their text (``barbu_env.table.choice_text``).
@@ -30,17 +40,20 @@ The person's view is read from their observation, so it holds only what their se
 
 from __future__ import annotations
 
+import json
+import math
 import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
-from fastapi import Body, FastAPI, HTTPException
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -51,7 +64,7 @@ from ..constants import CONTRACT_NAMES, NUM_HANDS, NUM_PLAYERS, Phase
 from ..engine import BarbuState, HandResult
 from ..human import ChoiceError, action_said, hand_summary, parse_choice, seat_labels
 from ..records import GameRecord, RecordError, replay_record
-from ..rules import Rules, load_rules, preset_names
+from ..rules import Rules, RulesError, load_rules, preset_names
 from ..table import TableView, choice_text, contract_label, record_steps, state_view, trick_winner
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -60,38 +73,149 @@ MAX_GAMES = 64
 MAX_REPLAYS = 32
 #: The largest record the replay viewer accepts (a whole game's record is about 25 kB).
 MAX_RECORD_BYTES = 2_000_000
+#: A replay's answer is at most this many times the size of the record uploaded (a whole
+#: game's is about 11 times; the labels are sent once, so long names add their size once).
+REPLAY_FACTOR = 32
+#: The replays' answers kept at once, in bytes together (the oldest dropped past this).
+MAX_REPLAY_BYTES = 64_000_000
+#: The longest agent name or preset name a request may hold.
+MAX_NAME = 200
 HUMAN = "human"
+INT64 = 2**63
 
 
 # ---------------------------------------------------------------------- requests
 
 
+Name = Annotated[str, Field(max_length=MAX_NAME)]
+
+
 class NewGame(BaseModel):
     """A new game: the three opponents (left, opposite, right of the person), the number of
-    hands, a rules preset and a seed; each optional."""
+    hands, a rules preset and a seed; each optional. Strict: no value is converted."""
 
-    model_config = ConfigDict(extra="forbid")
-    opponents: list[str] | None = Field(default=None, min_length=NUM_PLAYERS - 1, max_length=NUM_PLAYERS - 1)
+    model_config = ConfigDict(extra="forbid", strict=True)
+    opponents: list[Name] | None = Field(default=None, min_length=NUM_PLAYERS - 1, max_length=NUM_PLAYERS - 1)
     hands: int = Field(default=NUM_HANDS, ge=1, le=NUM_HANDS)
-    rules: str | None = None
-    seed: int | None = Field(default=None, ge=0, lt=2**63)
+    rules: Name | None = None
+    seed: int | None = Field(default=None, ge=0, lt=INT64)
 
 
 class Action(BaseModel):
-    """The person's action: an id 0-84."""
+    """The person's action: an id 0-84. Strict: no value is converted."""
 
-    model_config = ConfigDict(extra="forbid")
-    action: int = Field(ge=0, lt=NUM_ACTIONS, strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True)
+    action: int = Field(ge=0, lt=NUM_ACTIONS)
+
+
+def _short(value: Any, width: int = 40) -> str:
+    """``value`` as JSON text (``NaN`` and all), cut to ``width`` characters."""
+    try:
+        text = json.dumps(value, allow_nan=True, default=repr)
+    except (ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def validation_detail(errors: Sequence[dict[str, Any]]) -> str:
+    """Pydantic's errors as one line: each field, what is wrong, what was sent."""
+    parts = []
+    for error in errors[:5]:
+        where = ".".join(_escaped(p) for p in error.get("loc", ()) if p != "body") or "body"
+        got = f" (got {_short(error['input'])})" if error.get("type") != "missing" and "input" in error else ""
+        parts.append(f"{where}: {error.get('msg', 'invalid')}{got}")
+    more = f"; and {len(errors) - 5} more" if len(errors) > 5 else ""
+    return "invalid request: " + "; ".join(parts) + more
+
+
+def _escaped(part: Any) -> str:
+    """A field's name (a request's own key, perhaps) on one line: control characters escaped."""
+    text = str(part)
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _int64(text: str) -> int:
+    if len(text.lstrip("-")) > 19 or not -INT64 <= (value := int(text)) < INT64:
+        raise ValueError(f"integer {text[:20]}{'...' if len(text) > 20 else ''} is outside 64 bits")
+    return value
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
+
+
+def strict_json(body: bytes) -> Any:
+    """A request body as JSON, refusing what no record holds: ``NaN``, ``Infinity``, numbers
+    out of range, integers outside 64 bits. Raises ``ValueError`` saying why."""
+    try:
+        return json.loads(body, parse_constant=_no_constant, parse_int=_int64, parse_float=_finite)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"not UTF-8 ({e.reason})") from None
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes is answered 413 as soon as the
+    bytes received pass the limit (a ``Content-Length`` over it: before any is read), never
+    read further; a body within it is passed on whole."""
+
+    def __init__(self, app: Any, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        size = dict(scope["headers"]).get(b"content-length")
+        if size is not None and (not size.isdigit() or int(size) > self.limit):
+            await self._refuse(send)
+            return
+        chunks, received, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client left
+                return
+            chunk = message.get("body", b"")
+            received += len(chunk)
+            if received > self.limit:
+                await self._refuse(send)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        first = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+        async def replay() -> dict:
+            nonlocal first
+            if first is not None:
+                message, first = first, None
+                return message
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Any) -> None:
+        body = json.dumps({"detail": f"request body over {self.limit} bytes"}).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 413, "headers": headers + [(b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})
 
 
 # ---------------------------------------------------------------------- views as JSON
 
 
-def view_json(view: TableView, labels: Sequence[str]) -> dict[str, Any]:
-    """A ``TableView`` as plain JSON values (see the module docstring)."""
-    return {
-        "viewer": view.viewer,
-        "labels": list(labels),
+def view_json(view: TableView, labels: Sequence[str] | None) -> dict[str, Any]:
+    """A ``TableView`` as plain JSON values (see the module docstring); without ``labels``
+    (a replay's steps, whose labels are sent once) it has no ``"labels"``."""
+    out: dict[str, Any] = {"viewer": view.viewer} | ({"labels": list(labels)} if labels is not None else {})
+    return out | {
         "phase": view.phase.name,
         "hand_number": view.hand_number + 1,
         "declarer": view.declarer,
@@ -252,18 +376,23 @@ def refusal(view: TableView, action: int) -> str:
 
 
 class _Store(OrderedDict):
-    """Games or replays by id, the least recently used dropped past ``limit``."""
+    """Games or replays by id, the least recently used dropped past ``limit`` items or, with
+    ``max_bytes``, past that many bytes of items (``bytes`` values) together."""
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, max_bytes: int | None = None):
         super().__init__()
-        self.limit = limit
+        self.limit, self.max_bytes, self.size = limit, max_bytes, 0
         self.lock = threading.Lock()
 
     def add(self, item_id: str, item: Any) -> None:
         with self.lock:
             self[item_id] = item
-            while len(self) > self.limit:
-                self.popitem(last=False)
+            self.size += len(item) if self.max_bytes is not None else 0
+            over_bytes = self.max_bytes is not None and self.size > self.max_bytes
+            while len(self) > self.limit or (over_bytes and len(self) > 1):
+                _, dropped = self.popitem(last=False)
+                self.size -= len(dropped) if self.max_bytes is not None else 0
+                over_bytes = self.max_bytes is not None and self.size > self.max_bytes
 
     def find(self, item_id: str, what: str) -> Any:
         with self.lock:
@@ -290,9 +419,14 @@ def create_app(specs: Sequence[str], rules: Rules | str | dict | None = None, se
     allowed = {**{name: name for name in agent_names()}, **{label: s for label, s in zip(seat_labels(specs), specs)}}
     allowed.pop(HUMAN, None)
     seeds = np.random.SeedSequence(seed)
-    games, replays = _Store(MAX_GAMES), _Store(MAX_REPLAYS)
+    games, replays = _Store(MAX_GAMES), _Store(MAX_REPLAYS, MAX_REPLAY_BYTES)
     app = FastAPI(title="Barbu", docs_url=None, redoc_url=None)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.add_middleware(BodyLimit, limit=MAX_RECORD_BYTES)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": validation_detail(exc.errors())}, status_code=422)
 
     @app.get("/", include_in_schema=False)
     def table_page() -> FileResponse:
@@ -370,36 +504,39 @@ def create_app(specs: Sequence[str], rules: Rules | str | dict | None = None, se
         )
 
     @app.post("/api/replays", status_code=201)
-    def new_replay(data: Any = Body(...)) -> dict[str, Any]:  # noqa: B008 (FastAPI's way to take any JSON body)
+    def new_replay(body: bytes = Depends(_body)) -> Response:  # noqa: B008 (FastAPI's way to take the raw body)
+        try:
+            data = strict_json(body)
+        except ValueError as e:
+            raise HTTPException(422, f"not a valid game record: not JSON ({e})") from None
         try:
             rec = GameRecord.from_dict(data)
             replay_record(rec)  # the record must replay to its own results
             state = BarbuState.new_game(
                 rec.rules_obj(), rng=np.random.default_rng(0), first_declarer=rec.first_declarer, deals=rec.deals
             )
-        except (RecordError, ValueError) as e:
+        except (RecordError, RulesError, ValueError) as e:
             raise HTTPException(422, f"not a valid game record: {e}") from None
         labels = rec.agents if len(rec.agents) == NUM_PLAYERS else [f"P{p}" for p in range(NUM_PLAYERS)]
         steps = [
-            {**view_json(step.view, labels), "note": step.note, "winner": step.winner}
+            {**view_json(step.view, None), "note": step.note, "winner": step.winner}
             for step in record_steps(state, rec.actions)
         ]
-        replay = {"id": secrets.token_hex(8), "labels": labels, "final_scores": rec.final_scores, "steps": steps}
-        replays.add(replay["id"], replay)
-        return replay
+        replay_id = secrets.token_hex(8)
+        replay = {"id": replay_id, "labels": labels, "final_scores": rec.final_scores, "steps": steps}
+        content = json.dumps(replay, ensure_ascii=False, separators=(",", ":")).encode()
+        replays.add(replay_id, content)
+        return Response(content, status_code=201, media_type="application/json")
 
     @app.get("/api/replays/{replay_id}")
-    def get_replay(replay_id: str) -> dict[str, Any]:
-        return replays.find(replay_id, "replay")
-
-    @app.middleware("http")
-    async def limit_body(request, call_next):  # a record larger than any game's is refused unread
-        size = request.headers.get("content-length")
-        if size is not None and (not size.isdigit() or int(size) > MAX_RECORD_BYTES):
-            return JSONResponse({"detail": f"request body over {MAX_RECORD_BYTES} bytes"}, status_code=413)
-        return await call_next(request)
+    def get_replay(replay_id: str) -> Response:
+        return Response(replays.find(replay_id, "replay"), media_type="application/json")
 
     return app
+
+
+async def _body(request: Request) -> bytes:
+    return await request.body()
 
 
 def serve(app: FastAPI, host: str = "127.0.0.1", port: int = 8000) -> None:
@@ -409,4 +546,17 @@ def serve(app: FastAPI, host: str = "127.0.0.1", port: int = 8000) -> None:
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
-__all__ = ["MAX_GAMES", "MAX_REPLAYS", "create_app", "refusal", "serve", "view_json"]
+__all__ = [
+    "MAX_GAMES",
+    "MAX_RECORD_BYTES",
+    "MAX_REPLAYS",
+    "MAX_REPLAY_BYTES",
+    "REPLAY_FACTOR",
+    "BodyLimit",
+    "create_app",
+    "refusal",
+    "serve",
+    "strict_json",
+    "validation_detail",
+    "view_json",
+]

@@ -13,7 +13,7 @@
   }
 
   function show() {
-    const step = replay.steps[at];
+    const step = { ...replay.steps[at], labels: replay.labels }; // the labels are sent once, not per step
     Barbu.render($("table"), step, { winner: step.winner, note: step.note });
     $("contract").textContent = Barbu.headline(step);
     $("doubles").textContent = Barbu.doublesText(step);

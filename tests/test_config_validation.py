@@ -1,0 +1,294 @@
+"""Training configs are checked whole before anything on disk is touched: every field has a
+valid range (``training.config.VALID``), a bad value is refused with one line naming the
+field and its range, the run folder of an earlier run stays byte for byte as it was, and a
+run whose loss or weights stop being finite stops with a clear error, its last good
+checkpoint kept."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tiny_runs import tiny
+
+from barbu_env.cli import main as barbu
+from models.policy import load_checkpoint
+from training import config, ppo
+
+ROOT = Path(__file__).resolve().parent.parent
+#: A run cheap enough to finish in a second if a bad config were let through: one game of
+#: one hand per rollout, a few hundred decisions, a final evaluation of 4 games.
+CHEAP = tiny(num_games=1, episode="hand", total_decisions=200, exp_name="old", run_dir="runs")
+
+#: field -> bad values (each refused with one line naming the field). Every field has a row.
+BAD: dict[str, list] = {
+    "exp_name": ["", "a/b", "..", 3],
+    "run_dir": ["", None],
+    "seed": [-1, True, 1.5, 2**64, "1"],
+    "rules": ["no_such_rules", 7],
+    "total_decisions": [0, -5, "many", 10**16],
+    "time_budget_minutes": [-1, float("inf"), float("nan")],
+    "resume": ["missing.pt", 1],
+    "init": ["missing.pt", "heuristic"],
+    "num_games": [0, -2, 10**12, 2.0],
+    "episode": ["deal", None],
+    "num_workers": [0, -3, 10**6],
+    "torch_threads": [0, -1],
+    "device": ["tpu", "cuda:7"],
+    "precision": ["float16", ""],
+    "skip_forced": ["yes", 1],
+    "learning_rate": [0, -1e-3, "fast", float("nan"), 10**400, 5.0],
+    "anneal_lr": [2, "true"],
+    "gamma": [5.0, -0.1, float("inf")],
+    "gae_lambda": [1.5, -1],
+    "reward_scale": [0, -0.01, float("inf")],
+    "minibatch_size": [-1, 0, 10**9],
+    "update_epochs": [0, -1],
+    "clip_coef": [0, -0.2],
+    "clip_vloss": ["no"],
+    "ent_coef": [-0.1, float("nan")],
+    "vf_coef": [-1],
+    "max_grad_norm": [0, float("inf")],
+    "norm_adv": [None],
+    "target_kl": [-1],
+    "hidden": [0, -3, 10**6],
+    "layers": [-1, 0, 10**4],
+    "card_embed": [0, 10**6],
+    "central_critic": [[1]],
+    "bc_iterations": [-1],
+    "bc_teacher": ["no_such_agent", "heuristic:worlds=3"],
+    "bc_epochs": [0],
+    "bc_minibatch_size": [0],
+    "bc_learning_rate": [-1, 5.0],
+    "opp_self": [-1],
+    "opp_pool": [float("nan")],
+    "opp_baselines": [-0.5],
+    "baselines": ["no_such_agent", "heuristic,nope"],
+    "snapshot_every": [-1],
+    "pool_size": [-1, 10**6],
+    "eval_every": [-1],
+    "eval_games": [-5, 10**9],
+    "eval_opponents": ["no_such_agent", "", "random:worlds=2"],
+    "final_eval_games": [-1, 10**9],
+    "eval_seed": [-1],
+    "final_eval_seed": [-7],
+    "checkpoint_minutes": [-1, float("nan")],
+    "progress": ["maybe"],
+}
+#: Values fine alone, refused together (the message names the fields involved).
+BAD_TOGETHER = [
+    ({"eval_every": 3, "eval_games": 0}, "eval_games"),
+    ({"opp_self": 0, "opp_baselines": 0}, "opp_self"),
+    ({"opp_self": 0, "baselines": ""}, "opp_self"),
+    ({"opp_self": 0, "opp_pool": 0, "opp_baselines": 0}, "opp_pool"),
+]
+CASES = [(dict([(f, v)]), f) for f, values in BAD.items() for v in values] + BAD_TOGETHER
+
+
+def test_every_field_has_bad_values_in_the_table_and_a_documented_range():
+    fields = [f.name for f in dataclasses.fields(config.Args)]
+    assert set(BAD) == set(fields)
+    docs = config.field_docs(config.Args)
+    page = " ".join((ROOT / "docs" / "training.md").read_text().split())
+    for name in fields:
+        valid = config.VALID[name].describe()
+        assert f"Valid: {valid}" in docs[name], name  # the docstring (and --help) says the range
+        assert f"| `{name}` | {valid} |" in page, name  # and so does the docs' table
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root`` with its bytes (None for a folder)."""
+    return {str(p.relative_to(root)): None if p.is_dir() else p.read_bytes() for p in sorted(root.rglob("*"))}
+
+
+@pytest.fixture
+def old_run(tmp_path, monkeypatch) -> Path:
+    """A run folder of an earlier run (config, TensorBoard log, checkpoints), the working
+    directory ``tmp_path`` (relative run_dir, resume and init paths land there)."""
+    monkeypatch.chdir(tmp_path)
+    run = tmp_path / "runs" / "old"
+    (run / "tb").mkdir(parents=True)
+    (run / "checkpoints").mkdir()
+    (run / "config.yaml").write_text(yaml.safe_dump(CHEAP))
+    (run / "tb" / "events.out.tfevents.1.old").write_bytes(b"\x00earlier curves")
+    (run / "checkpoints" / "latest.pt").write_bytes(b"earlier weights")
+    (run / "checkpoints" / "best.pt").write_bytes(b"earlier best")
+    (run / "summary.json").write_text("{}")
+    return tmp_path
+
+
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("fields,named", CASES, ids=[repr(c[0])[:60] for c in CASES])
+def test_a_bad_config_is_refused_in_one_line_and_leaves_the_run_folder_untouched(old_run, capsys, fields, named):
+    bad = old_run / "bad.yaml"
+    bad.write_text(yaml.safe_dump(CHEAP | fields))
+    before = _tree(old_run)
+    assert barbu(["train", "--config", str(bad)]) == 1
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith("barbu train: error: ") and re.search(rf"\b{named}\b", line), line
+    assert _tree(old_run) == before
+
+
+@pytest.mark.parametrize(
+    "flags,named",
+    [
+        (["--gamma", "nan"], "gamma"),
+        (["--learning-rate", "inf"], "learning_rate"),
+        (["--num-games", "0"], "num_games"),
+        (["--eval-opponents", "nobody"], "eval_opponents"),
+    ],
+)
+def test_bad_flags_are_refused_alike(old_run, capsys, flags, named):
+    good = old_run / "good.yaml"
+    good.write_text(yaml.safe_dump(CHEAP))
+    before = _tree(old_run)
+    assert barbu(["train", "--config", str(good), *flags]) == 1
+    assert named in _one_line(capsys.readouterr().err)
+    assert _tree(old_run) == before
+
+
+def test_the_message_names_the_field_its_range_and_the_value(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("gamma: 5.0\n")
+    with pytest.raises(config.ConfigError) as e:
+        config.load_args(str(path))
+    assert str(e.value) == f"{path}: gamma must be a number from 0 to 1, not 5.0"
+    with pytest.raises(config.ConfigError, match=r"hidden must be an integer from 1 to 8192, not True"):
+        config.Args(hidden=True)
+    with pytest.raises(config.ConfigError, match="opp_self"):
+        config.Args(opp_self=0.0, opp_pool=0, opp_baselines=0.0)
+
+
+def test_numbers_written_the_yaml_1_2_way_still_load(tmp_path):
+    # PyYAML reads 3e-4 (no dot) as a string; a float field takes it, nothing else textual
+    path = tmp_path / "c.yaml"
+    path.write_text("learning_rate: 3e-4\nbc_learning_rate: 1.0e-3\nent_coef: 0\n")
+    args = config.load_args(str(path))
+    assert (args.learning_rate, args.bc_learning_rate, args.ent_coef) == (3e-4, 1e-3, 0.0)
+    assert isinstance(args.ent_coef, float)
+    for text in ("nan", "inf", "0.5", " 1e-3", "1_0e2"):
+        with pytest.raises(config.ConfigError, match="learning_rate"):
+            config.load_args(None, {"learning_rate": text})
+
+
+def test_the_shipped_configs_pass_every_check():
+    for path in sorted((ROOT / "configs" / "train").glob("*.yaml")):
+        args = config.load_args(str(path))
+        config.prepare(dataclasses.replace(args, device="cpu"))
+
+
+def test_a_run_that_needs_more_memory_than_the_machine_has_is_refused():
+    args = config.Args(num_games=512)  # about 3.1 GiB of rollout buffers
+    need, on_device = config.memory_needed(args)
+    assert 3.1 * 2**30 < need < 3.5 * 2**30 and on_device < 2**30
+    with pytest.raises(config.ConfigError, match=r"num_games 512.* need about 3\.\d GiB.* machine's 2\.0 GiB"):
+        config.prepare(args, memory=2 * 2**30)
+    config.prepare(args, memory=4 * 2**30)
+
+
+# ---------------------------------------------------------------------- non-finite training
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+def test_a_run_whose_loss_stops_being_finite_stops_and_keeps_its_last_good_checkpoint(tmp_path, capsys):
+    good = ppo.train(ppo.Args(**CHEAP | dict(run_dir=str(tmp_path), eval_every=2, eval_games=4, final_eval_games=0)))
+    ckpt = Path(good["run"]) / "checkpoints"
+    best_bytes = (ckpt / "best.pt").read_bytes()
+    weights = load_checkpoint(ckpt / "latest.pt")[0].state_dict()
+    assert all(torch.isfinite(w).all() for w in weights.values())
+    # returns of 1e32 are finite in float32, their squares (the value loss) are not
+    resumed = CHEAP | dict(run_dir=str(tmp_path), eval_every=2, eval_games=4, reward_scale=1e30, total_decisions=400)
+    config_file = tmp_path / "resumed.yaml"
+    config_file.write_text(yaml.safe_dump(resumed | dict(resume=str(ckpt / "latest.pt"))))
+    assert barbu(["train", "--config", str(config_file)]) == 1
+    line = _one_line(capsys.readouterr().err)
+    assert "value_loss not finite" in line and "latest.pt" in line, line
+    assert (ckpt / "best.pt").read_bytes() == best_bytes
+    kept, payload = load_checkpoint(ckpt / "latest.pt")
+    assert payload["iteration"] == good["iterations"]  # the last whole good iteration
+    assert all(torch.equal(kept.state_dict()[k], w) for k, w in weights.items())
+
+
+def _poisoned_update(*a):
+    stats = UPDATE(*a)
+    with torch.no_grad():
+        next(a[0].parameters())[0, 0] = float("nan")  # as a step through an inf gradient leaves it
+    return stats
+
+
+UPDATE = ppo.ppo_update
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+@pytest.mark.parametrize(
+    "fields,poison,what",
+    [
+        (dict(reward_scale=1e37), False, "rollout's returns"),  # past float32's range
+        (dict(reward_scale=1e30), False, "value_loss"),
+        ({}, True, "weights"),
+    ],
+)
+def test_a_fresh_run_that_diverges_stops_before_writing_non_finite_weights(tmp_path, monkeypatch, fields, poison, what):
+    if poison:
+        monkeypatch.setattr(ppo, "ppo_update", _poisoned_update)
+    args = ppo.Args(**CHEAP | dict(run_dir=str(tmp_path), total_decisions=10**5) | fields)
+    with pytest.raises(ppo.TrainingDiverged, match=f"iteration 1 \\(the .*{what}.* not finite\\)") as e:
+        ppo.train(args)
+    model, payload = load_checkpoint(e.value.path)
+    assert payload["iteration"] == 0 and all(torch.isfinite(w).all() for w in model.state_dict().values())
+    assert not (tmp_path / "old" / "checkpoints" / "best.pt").exists()
+
+
+# ---------------------------------------------------------------------- any YAML at all
+
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.sampled_from([10**400, -(10**400), 0, 1, 2])
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=12)
+    | st.sampled_from(["", ".", "/", "heuristic", "random", "auto", "cpu", "3e-4", "nan", "game", "bfloat16"])
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+_keys = (
+    st.sampled_from([f.name for f in dataclasses.fields(config.Args)])
+    | st.text(max_size=8)
+    | st.integers()
+    | st.none()
+    | st.booleans()
+)
+_documents = st.dictionaries(_keys, _values, max_size=5) | _values
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(document=_documents)
+def test_any_yaml_document_loads_or_is_a_config_error(tmp_path, document):
+    path = tmp_path / "any.yaml"
+    path.write_text(yaml.safe_dump(document))
+    try:
+        args = config.load_args(str(path))
+        config.prepare(args)
+    except config.ConfigError as e:
+        assert "\n" not in str(e)
+    else:
+        for f in dataclasses.fields(config.Args):
+            value = getattr(args, f.name)
+            assert type(value).__name__ == f.type
+            assert not isinstance(value, float) or math.isfinite(value)
