@@ -13,7 +13,6 @@ import asyncio
 import json
 import select
 import socket
-import threading
 import time
 from dataclasses import dataclass
 
@@ -23,7 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("fastapi")
-uvicorn = pytest.importorskip("uvicorn")
+pytest.importorskip("uvicorn")
+
+from live_server import serving  # noqa: E402
 
 from barbu_env.engine import BarbuState  # noqa: E402
 from barbu_env.records import GameRecord  # noqa: E402
@@ -220,18 +221,8 @@ def test_a_body_without_length_is_refused_once_past_the_limit_and_not_read_furth
 @pytest.fixture(scope="module")
 def live_server():
     """The app under uvicorn on a free port of 127.0.0.1, in a thread; yields the port."""
-    server = uvicorn.Server(uvicorn.Config(create_app(["human", "random", "random", "random"]), log_level="warning"))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "the server did not start"
-    yield sock.getsockname()[1]
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(create_app(["human", "random", "random", "random"])) as port:
+        yield port
 
 
 def test_a_chunked_upload_over_the_limit_is_refused_over_http(live_server):

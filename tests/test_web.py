@@ -13,9 +13,6 @@ import http.client
 import json
 import os
 import shutil
-import socket
-import threading
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -25,7 +22,9 @@ import numpy as np
 import pytest
 
 pytest.importorskip("fastapi")
-uvicorn = pytest.importorskip("uvicorn")
+pytest.importorskip("uvicorn")
+
+from live_server import serving  # noqa: E402
 
 from barbu_env.agents import make_agent  # noqa: E402
 from barbu_env.engine import BarbuState  # noqa: E402
@@ -39,19 +38,8 @@ REQUIRE_ENV = "BARBU_REQUIRE_BROWSER"
 @pytest.fixture(scope="module")
 def server():
     """The app on a free port of 127.0.0.1, in a thread; yields its base URL."""
-    app = create_app(["human", "heuristic", "heuristic", "random"], seed=0)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert srv.started, "the server did not start"
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with serving(create_app(["human", "heuristic", "heuristic", "random"], seed=0)) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def call(base: str, method: str, path: str, body=None, raw: bytes | None = None) -> tuple[int, dict]:

@@ -1,0 +1,31 @@
+"""An app served by uvicorn on a free port of 127.0.0.1, in a thread, for the tests that
+need real HTTP: ``with serving(app) as port: ...``."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import uvicorn
+
+
+@contextmanager
+def serving(app) -> Iterator[int]:
+    """Serve ``app`` on 127.0.0.1 until the block ends; yields the port."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "the server did not start"
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
