@@ -277,7 +277,13 @@ _keys = (
 _documents = st.dictionaries(_keys, _values, max_size=5) | _values
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(document=_documents)
 def test_any_yaml_document_loads_or_is_a_config_error(tmp_path, document):
     path = tmp_path / "any.yaml"

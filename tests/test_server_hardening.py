@@ -324,7 +324,13 @@ def assert_4xx_or_ok(answer: Answer) -> None:
         assert isinstance(detail, str) and detail and "\n" not in detail, detail
 
 
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FAST = settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @FAST
