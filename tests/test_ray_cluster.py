@@ -61,7 +61,7 @@ def test_rllib_ppo_trains_with_its_env_runners_on_a_second_node_and_plays_in_bar
     checkpoint = Path(summary["checkpoint"])
     code = barbu(
         ["eval", "--agents", f"{checkpoint},heuristic,heuristic,heuristic", "--games", str(EVAL_GAMES)]
-        + ["--no-progress", "--workers", "1"]
+        + ["--no-progress", "--workers", "1", "--trust-pickled"]  # an RLlib checkpoint is pickle-based
     )
     out = capsys.readouterr().out
     assert code == 0, out

@@ -29,7 +29,7 @@ lists the node ids the env runners ran on.
 The algorithm checkpoint is saved to ``out/checkpoint``; its shared policy is an agent
 for ``barbu eval`` (``training.external_agents.load_rllib_agent``)::
 
-    barbu eval --agents runs/rllib/checkpoint,heuristic,heuristic,heuristic --games 200
+    barbu eval --agents runs/rllib/checkpoint,heuristic,heuristic,heuristic --games 200 --trust-pickled
 
 Every field of ``Args`` is a flag (``--train-batch-size 8000``).
 """
@@ -216,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         + f" with {args.num_env_runners} env runners x {args.envs_per_env_runner} games; "
         f"checkpoint saved to {summary['checkpoint']}"
     )
-    print(f"evaluate: barbu eval --agents {summary['checkpoint']},heuristic,heuristic,heuristic --games 200")
+    agents = f"{summary['checkpoint']},heuristic,heuristic,heuristic"
+    print(f"evaluate: barbu eval --agents {agents} --games 200 --trust-pickled")  # a pickle-based checkpoint
     return 0
 
 

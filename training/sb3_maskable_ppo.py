@@ -10,7 +10,7 @@ The model is saved as ``out/model.zip``, an agent for ``barbu eval`` (the loader
 ``training.external_agents.load_sb3_agent``)::
 
     python -m training.sb3_maskable_ppo --opponents random --minutes 15 --out runs/sb3
-    barbu eval --agents runs/sb3/model.zip,random,random,random --games 1000
+    barbu eval --agents runs/sb3/model.zip,random,random,random --games 1000 --trust-pickled
 
 Every field of ``Args`` is a flag (``--n-steps 256``).
 """
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         f"MaskablePPO: {summary['timesteps']:,} learner decisions in {summary['minutes']:.1f} min "
         f"({summary['steps_per_second']:,.0f}/s); model saved to {summary['model']}"
     )
-    print(f"evaluate: barbu eval --agents {summary['model']},random,random,random --games 1000")
+    print(f"evaluate: barbu eval --agents {summary['model']},random,random,random --games 1000 --trust-pickled")
     return 0
 
 
