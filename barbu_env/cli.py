@@ -176,19 +176,24 @@ def _on_device(specs: list[str], device: str, workers: int | None) -> tuple[list
     return placed, 1
 
 
+def _agents_and_outputs(args: argparse.Namespace, specs: list[str]) -> tuple[list[str], int | None]:
+    """For ``eval`` and ``league``, before any game: the agent specs with ``--trust-pickled``
+    and ``--device`` applied, and the worker processes (``_on_device``); ``--plot``'s extra
+    and ``--out``/``--plot`` being writable checked."""
+    if args.plot:
+        require("matplotlib", "plot", "--plot")
+    check_writable(args.out, "--out")
+    check_writable(args.plot, "--plot")
+    return _on_device(_trusted(specs, args.trust_pickled), args.device, args.workers)
+
+
 def _run_eval(args: argparse.Namespace) -> int:
     from barbu_env.agents import split_agent_specs
     from barbu_env.tournament import evaluate, format_table, plot_results
 
-    agents, workers = _on_device(
-        _trusted(split_agent_specs(args.agents), args.trust_pickled), args.device, args.workers
-    )
+    agents, workers = _agents_and_outputs(args, split_agent_specs(args.agents))
     if args.record_games is not None and args.records is None:
         raise ValueError("--record-games needs --records DIR")
-    if args.plot:  # before the games, not after them
-        require("matplotlib", "plot", "--plot")
-    check_writable(args.out, "--out")
-    check_writable(args.plot, "--plot")
     result = evaluate(
         agents,
         games=args.games,
@@ -272,13 +277,7 @@ def _run_league(args: argparse.Namespace) -> int:
     from barbu_env.agents import split_agent_specs
     from barbu_env.league import format_league, plot_league, run_league
 
-    agents, workers = _on_device(
-        _trusted(split_agent_specs(args.agents), args.trust_pickled), args.device, args.workers
-    )
-    if args.plot:  # before the games, not after them
-        require("matplotlib", "plot", "--plot")
-    check_writable(args.out, "--out")
-    check_writable(args.plot, "--plot")
+    agents, workers = _agents_and_outputs(args, split_agent_specs(args.agents))
     if not args.no_cache and os.path.exists(args.cache) and not os.path.isdir(args.cache):
         raise ValueError(f"--cache {args.cache} is a file, not a folder of cached pairings")
     with warnings.catch_warnings():  # restores the warnings module's hook when the league is done

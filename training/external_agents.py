@@ -89,8 +89,7 @@ class SB3MaskablePolicy:
     """A MaskablePPO model's policy as ``distribution(obs, mask) -> .probs`` (loading it
     unpickles the model's ``data``: for trusted files only)."""
 
-    def __init__(self, path: Path):
-        check_maskable(path)
+    def __init__(self, path: Path):  # load_sb3_agent has checked that it is a MaskablePPO model
         from sb3_contrib import MaskablePPO
 
         self.model = MaskablePPO.load(path, device="cpu")

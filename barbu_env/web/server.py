@@ -63,7 +63,7 @@ from ..cards import NUM_CARDS, SUIT_MASK, card_text, cards_of
 from ..constants import CONTRACT_NAMES, NUM_HANDS, NUM_PLAYERS, Phase
 from ..engine import BarbuState, HandResult
 from ..human import ChoiceError, action_said, hand_summary, parse_choice, seat_labels
-from ..records import GameRecord, RecordError, replay_record
+from ..records import GameRecord, RecordError, printable, replay_record
 from ..rules import Rules, RulesError, load_rules, preset_names
 from ..table import TableView, choice_text, contract_label, record_steps, state_view, trick_winner
 
@@ -121,17 +121,11 @@ def validation_detail(errors: Sequence[dict[str, Any]]) -> str:
     """Pydantic's errors as one line: each field, what is wrong, what was sent."""
     parts = []
     for error in errors[:5]:
-        where = ".".join(_escaped(p) for p in error.get("loc", ()) if p != "body") or "body"
+        where = ".".join(printable(p) for p in error.get("loc", ()) if p != "body") or "body"
         got = f" (got {_short(error['input'])})" if error.get("type") != "missing" and "input" in error else ""
         parts.append(f"{where}: {error.get('msg', 'invalid')}{got}")
     more = f"; and {len(errors) - 5} more" if len(errors) > 5 else ""
     return "invalid request: " + "; ".join(parts) + more
-
-
-def _escaped(part: Any) -> str:
-    """A field's name (a request's own key, perhaps) on one line: control characters escaped."""
-    text = str(part)
-    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
 
 
 def _no_constant(name: str) -> Any:
