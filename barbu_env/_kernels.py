@@ -1161,6 +1161,22 @@ def game_step(g, c, hb, hb64, preset, rp, rewards, obs, o64, action, observe):
 
 
 @_kernel
+def game_deal(g, c, preset, rp, hands):
+    """Row 0's current hand dealt again as ``hands`` (four card sets): the deal written
+    into ``preset[0]`` and the hand started over from it (for a hand whose deal arrives
+    after it began, as OpenSpiel's chance nodes deal it). Returns the seat to act and its
+    legal set (two words)."""
+    h = g[0, F_HAND]
+    for p in range(4):
+        preset[0, h, p] = hands[p]
+    if g[0, F_PRESET] < h + 1:
+        g[0, F_PRESET] = h + 1
+    _start_hand(g, c, preset, rp, 0)
+    _cache_legal(g, c, rp, 0)
+    return g[0, F_CUR], c[0, K_LEGAL_LO], c[0, K_LEGAL_HI]
+
+
+@_kernel
 def game_observe(g, c, hb, hb64, rp, obs, o64, seat):
     """``seat``'s observation of row 0's game into ``obs[0]``."""
     _write_obs(g, c, hb, hb64, rp, obs, o64, 0, seat)

@@ -49,6 +49,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -82,6 +83,9 @@ from .constants import (
 from .observation import OBS_DIM
 from .render import render_state
 from .rules import Rules, load_rules
+
+if TYPE_CHECKING:
+    from .position import Positions
 
 _PHASES = tuple(Phase)
 _CONTRACTS = tuple(Contract)
@@ -304,6 +308,63 @@ class BarbuState:
         s._cur = cur
         s._legal = lo | hi << 64
         return s
+
+    @classmethod
+    def from_position(
+        cls, positions: Positions, index: int = 0, rules: Rules | str | dict | None = None, episode: str = "game"
+    ) -> BarbuState:
+        """The game of row ``index`` of ``positions`` (``barbu_env.position``), as it
+        stands, ending as an episode of mode ``episode`` ending from there (``"hand"``: at
+        the end of the hand it is in; ``"round"``: of its group of seven hands). Hands
+        after the current one come from the position's deals where it has them, else
+        from a fresh Generator. ``results`` and ``history`` start empty."""
+        hands = episode_hands(episode)
+        s = cls.__new__(cls)
+        s.rules = load_rules(rules)
+        s.rng = np.random.default_rng()
+        g = np.asarray(positions.ints[index], dtype=np.int64)
+        if g[K.F_PHASE] == K.GAME_OVER:
+            raise ValueError("the game is over: there is no position to continue")
+        s.first_declarer = int(g[K.F_FIRST])
+        s.results = []
+        s.history = []
+        s._rp = K.rules_params(s.rules)
+        s._g = g[None].copy()
+        s._g[0, K.F_EPISODE] = hands
+        s._g[0, K.F_DIRTY] = 0xF
+        s._c = np.asarray(positions.cards[index], dtype=np.uint64)[None].copy()
+        s._hb = np.zeros((1, NUM_PLAYERS, 2 * K.HAND_BLOCK_WORDS), dtype=np.float32)
+        s._hb64 = s._hb.view(np.uint64)
+        known = int(s._g[0, K.F_PRESET])
+        s._preset = np.asarray(positions.preset[index], dtype=np.uint64)[None].copy()
+        for h in range(known, NUM_HANDS):
+            s._preset[0, h] = _random_deal(s.rng)
+        s._g[0, K.F_PRESET] = NUM_HANDS
+        s.deals = [tuple(int(x) for x in s._preset[0, h]) for h in range(known)]
+        s._rewards = np.zeros((1, NUM_PLAYERS), dtype=np.float32)
+        s._obs = np.zeros((1, OBS_DIM), dtype=np.float32)
+        s._obs64 = s._obs.view(np.uint64)
+        s._obs_seat = -1
+        s._cur = int(s._g[0, K.F_CUR])
+        s._refresh()
+        return s
+
+    def deal_hand(self, deal: Sequence[Sequence[int | str]]) -> None:
+        """Deal the current hand again as ``deal`` (four hands of 13 cards, as for
+        ``new_game``): only before its first decision (phase DECLARE), for callers whose
+        deal arrives after the hand began (the OpenSpiel game's chance nodes). The hand
+        starts over from it; later hands keep their deals."""
+        if self.phase is not Phase.DECLARE:
+            raise ValueError(f"a hand is dealt before its declaration, not in phase {self.phase.name}")
+        hands = parse_deal(deal)
+        h = self.hand_number
+        known = [tuple(int(x) for x in self._preset[0, k]) for k in range(len(self.deals), h)]
+        self.deals = self.deals[:h] + known + [hands] + self.deals[h + 1 :]
+        self._preset = self._preset.copy()  # clones share the preset
+        cur, lo, hi = K.game_deal(self._g, self._c, self._preset, self._rp, np.array(hands, dtype=np.uint64))
+        self._cur = cur
+        self._legal = lo | hi << 64
+        self._obs_seat = -1
 
     def clone(self) -> BarbuState:
         """An independent copy (its arrays copied; the rng is shared, but every deal of the
