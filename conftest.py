@@ -9,6 +9,7 @@ import os
 
 #: module -> the library it needs
 _OPTIONAL_MODULES = {
+    "barbu_env/openspiel.py": "pyspiel",
     "barbu_env/rllib_env.py": "ray",
     "training/rllib_ppo.py": "ray",
     "training/torchrl_ppo.py": "torchrl",

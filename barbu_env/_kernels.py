@@ -16,7 +16,9 @@ never disagree with the layout silently.
 State of game i:
 
 * ``ints[i, F_*]`` (int64): the scalar fields and small per-seat arrays (``F_*`` below),
-  and the record of the last finished hand (``F_REC_*``).
+  the record of the last finished hand (``F_REC_*``), and the record of the hand under
+  way for the information state: each card's place in the order of play and each
+  doubling turn's choice (``F_PLAY_INDEX``, ``F_DOUBLE_CHOICE``; 0 = none).
 * ``cards[i, K_*]`` (uint64): card sets, one 52-bit set per entry, plus the cached
   legal-action set of the seat to act (85 bits as two words) and the slot's random
   stream (splitmix64 state; ``BarbuState`` presets all 28 deals instead).
@@ -27,7 +29,10 @@ State of game i:
   doubling turn, when a hand starts and when the game ends.
 
 An observation is written whole at every decision: its 14 card rows straight from the
-card sets (``_write_row``), the cached hand-level block, the per-decision block.
+card sets (``_write_row``), the cached hand-level block, the per-decision block. Into a
+buffer as wide as the information state (``observation.INFO_DIM`` columns) the same
+entry points also write the hand's record after it (``_write_record``): the batched
+engine and ``BarbuState.information_state`` choose by the buffer they pass.
 
 Every function takes the whole batch and a game index ``i`` and the kernels are built
 with ``_nrt=False`` (no reference counting; they allocate nothing): per-game array views
@@ -139,7 +144,11 @@ F_REC_OUT = 98  # +4: Domino finishing order (F_REC_NOUT entries)
 # The episode: the game ends when F_HAND reaches a multiple of this (constants.EPISODE_HANDS: 28, 7
 # or 1); a property of the slot, like its random stream: kept by new games and loaded positions.
 F_EPISODE = 102
-NUM_INT_FIELDS = 103
+# The record of the hand under way, for the information state (reset by _start_hand; 0 = none, so
+# that a position built from an observation, whose fields start at 0, has an empty record).
+F_PLAY_INDEX = 103  # +52: per card, 1 + its index in this hand's order of play, 0 if not played
+F_DOUBLE_CHOICE = 155  # +7: per doubling turn (parallel to F_ORDER), 1 + the choice b (action 76 + b)
+NUM_INT_FIELDS = 162
 
 # Per-game card words: cards[i, K_*] (uint64).
 K_DEALT = 0  # +4: the four hands as dealt this hand
@@ -153,7 +162,8 @@ K_LEGAL_HI = 19  # legal actions 64-84, as bits 0-20
 K_RNG = 20  # splitmix64 state of the game slot's deals
 K_REC_DEALT = 21  # +4: the four hands as dealt in the last finished hand
 K_EXCL = 25  # +4: per seat, cards the rules have shown it does not hold (this hand)
-NUM_CARD_FIELDS = 29
+K_PASSES = 29  # +4: per seat, Domino passes this hand: bit k set if it passed with k cards placed
+NUM_CARD_FIELDS = 33
 
 # Observation offsets, from observation.OFFSETS: start of each slice, O_* absolute and
 # H_* within the hand-level block (phase ... game_scores), which the kernels cache per
@@ -177,6 +187,25 @@ O_TO_ACT, O_LEADER, O_TRICK_NO, O_WON, O_POINTS = (
 )
 O_PLACE, O_CARDS_LEFT, O_VOIDS = (OFFSETS[n][0] for n in ("domino_place", "cards_left", "voids"))
 OBS_DIM = observation.OBS_DIM
+# The information state's slices after the observation (absolute offsets).
+INFO_DIM = observation.INFO_DIM
+O_DEALT, O_PLAY_ORDER, O_DOUBLING_TURNS, O_DOMINO_PASSES = (
+    observation.INFO_OFFSETS[n][0] for n in ("dealt", "play_order", "doubling_turns", "domino_passes")
+)
+MAX_DOUBLING_TURNS = observation.MAX_DOUBLING_TURNS
+if (
+    O_DEALT != OBS_DIM
+    or O_DEALT % 2
+    or O_PLAY_ORDER % 2
+    or O_DOUBLING_TURNS % 2
+    or O_DOMINO_PASSES % 2  # card rows and zeroed ranges are written as words
+    or O_PLAY_ORDER != O_DEALT + NUM_CARDS
+    or O_DOUBLING_TURNS != O_PLAY_ORDER + NUM_CARDS * NUM_CARDS
+    or O_DOMINO_PASSES != O_DOUBLING_TURNS + 8 * MAX_DOUBLING_TURNS
+    or INFO_DIM != O_DOMINO_PASSES + 4 * NUM_CARDS
+    or MAX_DOUBLING_TURNS != 7
+):
+    raise ImportError(f"barbu_env._kernels cannot write this information-state layout: {observation.INFO_OFFSETS}")
 if (
     O_HAND % 2
     or NUM_CARDS % 2
@@ -247,6 +276,13 @@ FROZEN = (
     O_CARDS_LEFT,
     O_VOIDS,
     OBS_DIM,
+    INFO_DIM,
+    O_DEALT,
+    O_PLAY_ORDER,
+    O_DOUBLING_TURNS,
+    O_DOMINO_PASSES,
+    MAX_DOUBLING_TURNS,
+    NUM_CARDS,
 )
 
 # _DOUBLE_BITS[allowed, required]: 8-bit set of the doubling choices b (action 76 + b)
@@ -479,8 +515,13 @@ def _start_hand(g, c, preset, rp, i):
         c[i, K_PLAYED + p] = U0
         c[i, K_TAKEN + p] = U0
         c[i, K_EXCL + p] = U0
+        c[i, K_PASSES + p] = U0
     c[i, K_TRICK] = U0
     c[i, K_PLAYABLE] = U0
+    for k in range(NUM_CARDS):
+        g[i, F_PLAY_INDEX + k] = 0
+    for t in range(MAX_DOUBLING_TURNS):
+        g[i, F_DOUBLE_CHOICE + t] = 0
 
 
 # ---------------------------------------------------------------------- legality
@@ -660,6 +701,7 @@ def _start_doubling(g, i):
 def _apply_double(g, c, rp, i, action):
     seat = g[i, F_CUR]
     rel = action - DOUBLE_OFFSET
+    g[i, F_DOUBLE_CHOICE + g[i, F_DPOS]] = 1 + rel
     for k in range(3):
         if (rel >> k) & 1:
             target = (seat + 1 + k) % 4
@@ -700,6 +742,7 @@ def _start_play(g, c, i):
 def _apply_trick_card(g, c, preset, rp, rewards, i, card):
     seat = g[i, F_CUR]
     c[i, K_EXCL + seat] |= _excluded_by_play(g, c, rp, i, card)
+    g[i, F_PLAY_INDEX + card] = 1 + 4 * g[i, F_TRICK_NO] + g[i, F_TSIZE]
     b = _bit(card)
     c[i, K_HANDS + seat] ^= b
     c[i, K_PLAYED + seat] |= b
@@ -815,9 +858,12 @@ def _finish_trick(g, c, preset, rp, rewards, i):
 @_kernel
 def _apply_domino(g, c, preset, rp, rewards, i, action):
     seat = g[i, F_CUR]
+    placed = _popcount(c[i, K_PLAYED] | c[i, K_PLAYED + 1] | c[i, K_PLAYED + 2] | c[i, K_PLAYED + 3])
     if action == PASS_ACTION:  # a pass: none of the cards that could be placed is held
         c[i, K_EXCL + seat] |= c[i, K_PLAYABLE]
+        c[i, K_PASSES + seat] |= U1 << np.uint64(placed)
     else:
+        g[i, F_PLAY_INDEX + action] = 1 + placed
         b = _bit(action)
         c[i, K_HANDS + seat] ^= b
         c[i, K_PLAYED + seat] |= b
@@ -960,6 +1006,32 @@ def _write_obs(g, c, hb, hb64, rp, obs, o64, i, seat):
     for k in range(HAND_BLOCK_WORDS):
         o64[i, O_HAND_BLOCK // 2 + k] = hb64[i, seat, k]
     _step_block(g, c, obs, i, seat)
+    if obs.shape[1] >= INFO_DIM:  # a buffer as wide as the information state
+        _write_record(g, c, obs, o64, i, seat)
+
+
+@_kernel
+def _write_record(g, c, obs, o64, i, seat):
+    """dealt ... domino_passes, the information state's slices after the observation, into
+    obs[i] (float32 [B, INFO_DIM]): the hand's record, from ``seat``'s view."""
+    _write_row(o64, i, O_DEALT // 2, c[i, K_DEALT + seat])
+    for k in range(O_PLAY_ORDER // 2, O_DOMINO_PASSES // 2):  # play_order and doubling_turns
+        o64[i, k] = U0
+    for card in range(NUM_CARDS):
+        k = g[i, F_PLAY_INDEX + card]
+        if k > 0:
+            obs[i, O_PLAY_ORDER + NUM_CARDS * (k - 1) + card] = 1.0
+    for t in range(MAX_DOUBLING_TURNS):
+        choice = g[i, F_DOUBLE_CHOICE + t]
+        if choice > 0:
+            actor = g[i, F_ORDER + t]
+            row = O_DOUBLING_TURNS + 8 * t
+            obs[i, row + ((actor - seat) & 3)] = 1.0
+            for k in range(3):
+                if ((choice - 1) >> k) & 1:
+                    obs[i, row + 4 + ((actor + 1 + k - seat) & 3)] = 1.0
+    for r in range(4):
+        _write_row(o64, i, (O_DOMINO_PASSES + 52 * r) // 2, c[i, K_PASSES + ((seat + r) & 3)])
 
 
 @_kernel
@@ -1178,7 +1250,8 @@ def game_deal(g, c, preset, rp, hands):
 
 @_kernel
 def game_observe(g, c, hb, hb64, rp, obs, o64, seat):
-    """``seat``'s observation of row 0's game into ``obs[0]``."""
+    """``seat``'s observation of row 0's game into ``obs[0]`` (its information state if
+    ``obs`` is [1, INFO_DIM])."""
     _write_obs(g, c, hb, hb64, rp, obs, o64, 0, seat)
 
 

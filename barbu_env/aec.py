@@ -6,6 +6,7 @@ Import               ``from barbu_env import barbu_v1; env = barbu_v1.env(rules=
 Agents               ``player_0`` ... ``player_3`` (seats 0-3, play passes left: +1)
 Action space         ``Discrete(85)`` for every agent
 Observation space    ``Dict(observation=Box(1132,) float32, action_mask=Box(85,) int8)``
+                     (``Box(4152,)`` with ``observation="information_state"``)
 State space          ``Box(1288,) float32`` (``env.state()``, perfect information)
 Episode              one game: 28 hands, about 1,600 decisions (``episode="game"``);
                      ``"round"``: its first 7 hands (about 400); ``"hand"``: its
@@ -21,7 +22,8 @@ switches are in docs/rules.md; ``barbu_env.rules.Rules`` lists the switches and
 
 Arguments
 ---------
-``env(rules=None, render_mode=None, episode="game", illegal_action="raise")``: ``rules``
+``env(rules=None, render_mode=None, episode="game", illegal_action="raise",
+observation="observation")``: ``rules``
 is a preset name (``"standard"``, ``"classic"``, ``"rotating"``, ``"declarer_only"``), a
 path to a rules YAML file, a mapping of switches, or a ``Rules``; ``render_mode`` is
 ``"ansi"`` (``render()`` returns a string), ``"human"`` (prints it) or ``"rgb_array"``
@@ -31,8 +33,10 @@ up, seat 0 at the bottom: ``barbu_env.frames``).
 action off the mask: ``"raise"`` (the default; see Action mask) or ``"random"``: a
 uniformly random legal action, drawn from the environment's generator, is played
 instead (for checkers that step with unmasked random actions, such as PettingZoo's
-``state_test``). ``env()`` wraps ``raw_env`` in PettingZoo's ``OrderEnforcingWrapper``
-only: an illegal action already raises.
+``state_test``). ``observation``: what ``"observation"`` holds: ``"observation"`` (the
+default, below) or ``"information_state"`` (the observation followed by the seat's
+perfect recall of the hand: see The information state). ``env()`` wraps ``raw_env`` in
+PettingZoo's ``OrderEnforcingWrapper`` only: an illegal action already raises.
 
 Episodes
 --------
@@ -133,6 +137,34 @@ voids              4 x 4     [i, s] = 1 if seat i has shown void in suit s this 
 Nothing hidden is encoded: other players' hands appear only through the cards they
 have played and what the rules made those plays reveal (``excluded``).
 
+The information state
+---------------------
+With ``observation="information_state"`` every agent's ``"observation"`` is its
+information state (``barbu_env.observation.INFO_SLICES``, layout
+``INFO_LAYOUT`` = 1, 4152 values): the 1132 values of the observation above, exactly,
+then the hand's record as the observer saw it, in these slices
+(``barbu_env.observation.decode_information_state`` splits it):
+
+=================  ========  ===============================================================
+slice              shape     meaning
+=================  ========  ===============================================================
+dealt              52        cards the observer was dealt this hand
+play_order         52 x 52   [k, c] = 1 if card c was the (k+1)-th card played this hand:
+                             in trick play trick k // 4, position k % 4 from its leader; in
+                             Domino the (k+1)-th card placed. Who played it: ``played``
+doubling_turns     7 x 8     row t: the t-th doubling turn of this hand (the four turns from
+                             the declarer's left, then the redouble-pass turns): values 0-3
+                             one-hot relative seat that took it, 4-7 the relative seats it
+                             named (0/1 each); all zero for turns not yet taken
+domino_passes      4 x 52    [i, k] = 1 if seat i passed with k cards on the layout
+=================  ========  ===============================================================
+
+The declaration, the trump suit and the Domino rank are the observation's; with the
+record they make the hand's whole public action sequence and the observer's own
+actions, in order (perfect recall). Earlier hands enter only through the observation's
+summary of the game (scores, contracts left, doubles owed, hand number). After the last
+hand the record stays the last hand's. ``state()`` does not change.
+
 State
 -----
 ``env.state()``: the four hands (absolute seats, 4 x 52), then seat 0's observation
@@ -175,7 +207,9 @@ Version history
   values (was 924): the ``excluded`` slice; the ``episode`` argument (``"game"``, the
   default, is the game as before); an unseeded ``reset()`` continues the generator of
   the last seeded one. Networks trained on layout 1 are refused when loaded; ``barbu_v0``
-  raises ``DeprecatedEnv`` saying so.
+  raises ``DeprecatedEnv`` saying so. Since barbu 0.3.0 v1 also takes
+  ``observation="information_state"``, an opt-in: the default observation, and so what
+  is learned with it, did not change, hence no new version.
 * v0 (barbu 0.1.0): first release.
 """
 
@@ -191,7 +225,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from .actions import AGENTS, NUM_ACTIONS, mask_array
 from .engine import NUM_PLAYERS, BarbuState, DealError, IllegalActionError, episode_hands
-from .observation import OBS_HIGH, OBS_LOW, STATE_HIGH, STATE_LOW
+from .observation import INFO_HIGH, INFO_LOW, OBS_HIGH, OBS_LOW, STATE_HIGH, STATE_LOW
 from .render import render_state
 from .rules import Rules, load_rules
 
@@ -199,6 +233,8 @@ _NO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
 
 #: What ``step`` may do with an action off the mask (see ``illegal_action``).
 ILLEGAL_ACTION_MODES = ("raise", "random")
+#: What an agent's ``"observation"`` may hold (see ``observation``), with its bounds.
+OBSERVATION_KINDS = {"observation": (OBS_LOW, OBS_HIGH), "information_state": (INFO_LOW, INFO_HIGH)}
 
 
 class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
@@ -256,8 +292,13 @@ class raw_env(AECEnv):
         render_mode: str | None = None,
         episode: str = "game",
         illegal_action: str = "raise",
+        observation: str = "observation",
     ):
         super().__init__()
+        if not isinstance(observation, str) or observation not in OBSERVATION_KINDS:
+            raise ValueError(f"observation must be one of {tuple(OBSERVATION_KINDS)}, not {observation!r}")
+        self.observation = observation
+        self._information_state = observation == "information_state"
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, not {render_mode!r}")
         if illegal_action not in ILLEGAL_ACTION_MODES:
@@ -272,7 +313,7 @@ class raw_env(AECEnv):
         self._seat = {a: i for i, a in enumerate(AGENTS)}
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(OBS_LOW, OBS_HIGH, dtype=np.float32),
+                "observation": spaces.Box(*OBSERVATION_KINDS[observation], dtype=np.float32),
                 "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
             }
         )
@@ -366,7 +407,7 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._seat[agent]
         game = self.game
-        obs = game.observe(seat)
+        obs = game.information_state(seat) if self._information_state else game.observe(seat)
         if seat != game.current_player:
             return {"observation": obs, "action_mask": _NO_MASK.copy()}
         key = len(game.history)
@@ -400,4 +441,13 @@ class raw_env(AECEnv):
         pass
 
 
-__all__ = ["AGENTS", "ILLEGAL_ACTION_MODES", "DealError", "IllegalActionError", "env", "mask_array", "raw_env"]
+__all__ = [
+    "AGENTS",
+    "ILLEGAL_ACTION_MODES",
+    "OBSERVATION_KINDS",
+    "DealError",
+    "IllegalActionError",
+    "env",
+    "mask_array",
+    "raw_env",
+]

@@ -1,5 +1,6 @@
 """Decisions per second of random legal full games: the engine, the AEC environment,
-and OpenSpiel's ``hearts`` as a yardstick, measured in one run on one pinned core.
+Barbu as an OpenSpiel game, and OpenSpiel's ``hearts`` as a yardstick, measured in one run
+on one pinned core.
 
 Run ``python -m barbu_env.bench`` (``--help`` for the options). Every subject plays whole
 games with a uniformly random legal action at each decision, until ``--seconds`` have
@@ -29,6 +30,15 @@ hearts bare                     ``legal_actions()``, a random element, ``apply_a
                                 counted as decisions
 hearts observer                 as hearts bare, plus ``observation.set_from(state, player)``
                                 filling a numpy buffer for the player to act
+barbu pyspiel bare              the OpenSpiel game ``python_barbu`` (``barbu_env.openspiel``,
+                                episode "game"): ``legal_actions()``, a random element,
+                                ``apply_action``; its chance nodes (the first declarer, then
+                                52 cards a hand) are sampled from ``chance_outcomes()``
+                                inside the timed region but not counted as decisions, and
+                                their share of the time is in the note
+barbu pyspiel + observation     as pyspiel bare, plus ``observation_tensor(player)`` for the
+                                player to act (the observation through OpenSpiel's Python
+                                observer bridge)
 pimc agent                      one ``act`` of the ``pimc`` search agent in seat 0 of the AEC
                                 environment (three ``heuristic`` players), forced decisions
                                 included; only the agent's time counts; ``--pimc-games`` games
@@ -41,8 +51,8 @@ naming a trump or Domino rank, each doubling turn, each card or Domino pass). An
 OpenSpiel ``hearts`` game is one deal: up to 12 passed cards plus 52 card plays.
 
 The ratio column divides a Barbu rate by the matching ``hearts`` rate: the engine rows
-by hearts bare, the environment rows and the batched engine (which produces
-observations too) by hearts with its observer.
+and pyspiel bare by hearts bare, the environment rows, pyspiel with observations and the
+batched engine (which produces observations too) by hearts with its observer.
 
 The batched engine runs until ``--seconds`` have passed or ``--games`` games have
 finished; its decisions are all those of its steps (B per step, games still running
@@ -85,6 +95,8 @@ VECTOR = "barbu batched engine: step + obs + masks"
 HEARTS_BARE = "OpenSpiel hearts: bare"
 HEARTS_OBS = "OpenSpiel hearts: + observer -> numpy"
 PIMC = "pimc agent: its own decisions (1 seat, 3 heuristic)"
+PYSPIEL_BARE = "barbu pyspiel python_barbu: bare"
+PYSPIEL_OBS = "barbu pyspiel python_barbu: + observation_tensor"
 
 #: Which hearts figure each Barbu figure is divided by.
 RATIO_TO = {
@@ -93,6 +105,8 @@ RATIO_TO = {
     AEC_ENV: HEARTS_OBS,
     AEC_RAW: HEARTS_OBS,
     VECTOR: HEARTS_OBS,
+    PYSPIEL_BARE: HEARTS_BARE,
+    PYSPIEL_OBS: HEARTS_OBS,
 }
 
 #: Games stepped together by the batched-engine subject, unless ``--batch`` says otherwise.
@@ -454,6 +468,63 @@ def bench_hearts_observer(seconds: float, games: int | None = None, seed: int = 
     return Measurement(HEARTS_OBS, played, decisions, elapsed, note=note)
 
 
+# ---------------------------------------------------------------------- barbu through pyspiel
+
+
+def bench_pyspiel(
+    seconds: float,
+    games: int | None = None,
+    rules: Rules | str | None = None,
+    seed: int = 0,
+    observe: bool = False,
+) -> Measurement:
+    """Random play of the OpenSpiel game ``python_barbu`` (a whole game per episode):
+    decisions counted, chance steps sampled, timed one by one and reported in the note;
+    with ``observe`` the player to act's ``observation_tensor`` at every decision."""
+    from . import openspiel
+
+    game = openspiel.load_game(rules, "game")
+    warm_kernels(load_rules(rules))
+    rng = random.Random(seed)
+    chance_nodes = 0
+    chance_seconds = 0.0
+
+    def play_game() -> int:
+        nonlocal chance_nodes, chance_seconds
+        state = game.new_initial_state()
+        n = c = 0
+        spent = 0.0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                # Every python_barbu chance node is uniform (the first declarer, each
+                # undealt card), so a random element of chance_outcomes() is an exact sample.
+                start = clock()
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[int(rng.random() * len(outcomes))][0])
+                spent += clock() - start
+                c += 1
+                continue
+            player = state.current_player()
+            if observe:
+                state.observation_tensor(player)
+            legal = state.legal_actions()
+            state.apply_action(legal[int(rng.random() * len(legal))])
+            n += 1
+        chance_nodes += c
+        chance_seconds += spent
+        return n
+
+    played, decisions, elapsed = measure(play_game, seconds, games)
+    share = chance_seconds / elapsed if elapsed > 0 else 0.0
+    rest = elapsed - chance_seconds
+    note = (
+        f"{chance_nodes:,} chance nodes ({chance_nodes // max(played, 1):,} a game) took {chance_seconds:.2f} s, "
+        f"{share:.0%} of the time, {chance_seconds / max(chance_nodes, 1) * 1e6:.1f} us each; "
+        f"decisions alone {decisions / rest if rest > 0 else 0:,.0f}/s"
+    )
+    return Measurement(PYSPIEL_OBS if observe else PYSPIEL_BARE, played, decisions, elapsed, note=note)
+
+
 # ---------------------------------------------------------------------- the run
 
 
@@ -525,6 +596,8 @@ def run(
         (VECTOR, vector_error, lambda: bench_vector(seconds, games, rules, seed, batch)),
         (HEARTS_BARE, spiel_error, lambda: bench_hearts_bare(seconds, games, seed)),
         (HEARTS_OBS, spiel_error, lambda: bench_hearts_observer(seconds, games, seed)),
+        (PYSPIEL_BARE, spiel_error, lambda: bench_pyspiel(seconds, games, rules, seed)),
+        (PYSPIEL_OBS, spiel_error, lambda: bench_pyspiel(seconds, games, rules, seed, observe=True)),
     ]
     if pimc_games > 0:
         subjects.append((PIMC, env_error, lambda: bench_pimc(pimc_games, pimc_worlds, rules, seed)))

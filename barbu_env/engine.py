@@ -80,7 +80,7 @@ from .constants import (
     Contract,
     Phase,
 )
-from .observation import OBS_DIM
+from .observation import INFO_DIM, OBS_DIM
 from .render import render_state
 from .rules import Rules, load_rules
 
@@ -603,6 +603,15 @@ class BarbuState:
             K.game_observe(self._g, self._c, self._hb, self._hb64, self._rp, self._obs, self._obs64, seat)
             self._obs_seat = seat
         return self._obs[0].copy()
+
+    def information_state(self, seat: int) -> np.ndarray:
+        """``seat``'s information state (``observation.INFO_SLICES``: its observation, then
+        its perfect recall of the hand under way) as a new float32 array [INFO_DIM]."""
+        if isinstance(seat, bool) or seat not in range(NUM_PLAYERS):
+            raise ValueError(f"seat must be 0-3, not {seat!r}")
+        out = np.empty((1, INFO_DIM), dtype=np.float32)
+        K.game_observe(self._g, self._c, self._hb, self._hb64, self._rp, out, out.view(np.uint64), int(seat))
+        return out[0]
 
     def hand_rows(self) -> np.ndarray:
         """The four hands now (absolute seats) as float32 card rows [4, 52]."""

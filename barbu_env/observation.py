@@ -15,6 +15,28 @@ state, through ``BarbuState.observe(seat)`` (or ``ObservationEncoder``, the same
 behind the interface it had). ``BarbuState.state_vector()`` is the global,
 perfect-information vector for centralized critics: all four hands (absolute seats),
 then seat 0's observation less its hand slice (``STATE_DIM`` = 1288).
+
+The information state (``INFO_SLICES``, ``INFO_DIM`` = 4152, ``INFO_LAYOUT``) is the
+observation followed by the seat's perfect recall of the hand under way: its first
+``OBS_DIM`` values are exactly the observation, then
+
+* ``dealt`` (52): the observer's hand as dealt this hand (a card row);
+* ``play_order`` (52 x 52): ``[k, card] = 1`` when ``card`` was the (k+1)-th card played
+  this hand (tricks: trick ``k // 4``, position ``k % 4`` in it; Domino: the (k+1)-th card
+  placed); who played it is in the observation's ``played`` rows;
+* ``doubling_turns`` (7 x 8): doubling turn t of this hand in the order taken (the four
+  turns, then the redouble-pass turns): values 0-3 the seat that took it, one-hot, 4-7
+  the seats it named (a set of 0/1 values); seats relative to the observer; zeros for
+  turns not taken;
+* ``domino_passes`` (4 x 52): ``[r, k] = 1`` when relative seat r passed with k cards on
+  the layout.
+
+The declaration, trump and Domino rank are the observation's. Earlier hands enter only
+through the observation's summary of the game (scores, contracts left, doubles owed,
+hand number). Once the game is over the slices keep the last hand's record. A position
+built from an observation (``Positions.from_observation``) has no record: its slices
+hold only what is played after it. ``decode_information_state(x)`` splits a vector (or
+a batch) into its named slices, as ``decode`` does.
 """
 
 from __future__ import annotations
@@ -62,9 +84,13 @@ SLICES: tuple[tuple[str, tuple[int, ...]], ...] = (
 )
 
 
-def _offsets() -> dict[str, tuple[int, int, tuple[int, ...]]]:
+#: Doubling turns in a hand at most: four, then up to three redouble-pass turns.
+MAX_DOUBLING_TURNS = 7
+
+
+def _offsets(slices=SLICES) -> dict[str, tuple[int, int, tuple[int, ...]]]:
     out, start = {}, 0
-    for name, shape in SLICES:
+    for name, shape in slices:
         size = int(np.prod(shape))
         out[name] = (start, start + size, shape)
         start += size
@@ -97,13 +123,38 @@ STATE_LOW = np.concatenate([np.zeros(NUM_PLAYERS * NUM_CARDS, np.float32), OBS_L
 STATE_HIGH = np.concatenate([np.ones(NUM_PLAYERS * NUM_CARDS, np.float32), OBS_HIGH[NUM_CARDS:]])
 
 
+#: The information state: the observation's slices, then the hand's record (module docstring).
+INFO_SLICES: tuple[tuple[str, tuple[int, ...]], ...] = SLICES + (
+    ("dealt", (NUM_CARDS,)),
+    ("play_order", (NUM_CARDS, NUM_CARDS)),
+    ("doubling_turns", (MAX_DOUBLING_TURNS, 2 * NUM_PLAYERS)),
+    ("domino_passes", (NUM_PLAYERS, NUM_CARDS)),
+)
+INFO_OFFSETS = _offsets(INFO_SLICES)
+INFO_DIM = max(end for _, end, _ in INFO_OFFSETS.values())
+#: The version of the information-state layout (saved with networks trained on it).
+INFO_LAYOUT = 1
+#: Bounds of every information-state value: the observation's, then 0/1.
+INFO_LOW = np.concatenate([OBS_LOW, np.zeros(INFO_DIM - OBS_DIM, np.float32)])
+INFO_HIGH = np.concatenate([OBS_HIGH, np.ones(INFO_DIM - OBS_DIM, np.float32)])
+
+
 def decode(obs: np.ndarray) -> dict[str, np.ndarray]:
     """Split an observation (or a batch ``[..., OBS_DIM]``) into its named slices."""
-    obs = np.asarray(obs)
-    lead = obs.shape[:-1]
-    if obs.shape[-1] != OBS_DIM:
-        raise ValueError(f"an observation has {OBS_DIM} values, not {obs.shape[-1]}")
-    return {name: obs[..., a:b].reshape(lead + shape) for name, (a, b, shape) in OFFSETS.items()}
+    return _split(obs, OFFSETS, OBS_DIM, "an observation")
+
+
+def decode_information_state(x: np.ndarray) -> dict[str, np.ndarray]:
+    """Split an information state (or a batch ``[..., INFO_DIM]``) into its named slices."""
+    return _split(x, INFO_OFFSETS, INFO_DIM, "an information state")
+
+
+def _split(x: np.ndarray, offsets: dict, dim: int, what: str) -> dict[str, np.ndarray]:
+    x = np.asarray(x)
+    if x.shape[-1:] != (dim,):
+        raise ValueError(f"{what} has {dim} values, not {x.shape[-1] if x.ndim else 'a scalar'}")
+    lead = x.shape[:-1]
+    return {name: x[..., a:b].reshape(lead + shape) for name, (a, b, shape) in offsets.items()}
 
 
 def card_set(row: np.ndarray) -> int:

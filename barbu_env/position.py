@@ -14,9 +14,10 @@ plus the deals of the hands still to come where they are known. Three ways to ma
   the worlds it samples (``barbu_env.worlds``). The observer sits at ``seat`` (0 unless
   given): the observation is relative to its seat, and everything else follows from it.
   What the observation cannot tell is what the game does not need to continue: how
-  many decisions the game has taken so far (0 in the position) and the record of the
-  previous hand. Later hands are dealt from the slot's random stream, or from
-  ``with_future_deals``.
+  many decisions the game has taken so far (0 in the position), the record of the
+  previous hand, and the order of the hand's play and doubling turns that the
+  information state recalls (``observation.INFO_SLICES``: empty in the position).
+  Later hands are dealt from the slot's random stream, or from ``with_future_deals``.
 
 >>> import numpy as np
 >>> from barbu_env.engine import BarbuState

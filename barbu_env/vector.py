@@ -13,7 +13,7 @@ and ``step(actions)`` returns ``(obs, masks, seat, rewards, dones, infos)``:
 =============  =================  ==========================================================
 name           type               meaning
 =============  =================  ==========================================================
-``obs``        float32 [B, 1132]  observation of the seat to act in each game
+``obs``        float32 [B, 1132]  observation of the seat to act in each game (or [B, 4152])
 ``masks``      bool [B, 85]       its legal actions
 ``seat``       int64 [B]          the seat to act (0-3)
 ``actions``    int [B]            (``step``'s argument) the action of ``seat[i]`` in game i
@@ -43,6 +43,14 @@ name           type               meaning
   settled scores, possibly zeros); ``"final_scores"`` float32 [B, 4], the totals of the
   game (episode) that ended, valid where ``dones``; ``"game_length"`` int64 [B], the
   decisions of that game (episode), valid where ``dones``.
+
+Information state: ``VectorBarbu(..., observation="information_state")`` writes, in
+place of each observation, the seat's information state (``observation.INFO_SLICES``,
+``INFO_DIM`` = 4152 values: the observation, then its perfect recall of the hand under
+way: its hand as dealt, the order of play, the doubling turns, the Domino passes; the
+slice table is in docs/environment.md and ``barbu_env/aec.py``). Everything else is
+unchanged; ``obs_dim`` gives the width. A position ``load``-ed keeps the record it
+carries (``Positions.from_state`` copies it; one from an observation has none).
 
 Episodes: ``episode="game"`` (the default) plays whole games of 28 hands;
 ``"round"`` only their first seven hands (one declarer's seven under the default
@@ -97,11 +105,14 @@ from . import _kernels as K
 from ._kernels import rules_params
 from .actions import NUM_ACTIONS, action_text, actions_of
 from .engine import NUM_HANDS, NUM_PLAYERS, IllegalActionError, episode_hands, parse_deal
-from .observation import OBS_DIM
+from .observation import INFO_DIM, OBS_DIM
 from .position import Positions
 from .rules import Rules, load_rules
 
-__all__ = ["VectorBarbu", "rules_params"]
+__all__ = ["OBSERVATIONS", "VectorBarbu", "rules_params"]
+
+#: The choices of ``observation``: the width of the vectors each gives.
+OBSERVATIONS = {"observation": OBS_DIM, "information_state": INFO_DIM}
 
 
 # The kernels check their compiled constants on import (kept here under its old name).
@@ -118,7 +129,10 @@ class VectorBarbu:
         seed: int | None = None,
         copy: bool = True,
         episode: str = "game",
+        observation: str = "observation",
     ):
+        if not isinstance(observation, str) or observation not in OBSERVATIONS:
+            raise ValueError(f"observation must be one of {', '.join(map(repr, OBSERVATIONS))}, not {observation!r}")
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive int, not {num_games!r}")
         B = self.num_games = int(num_games)
@@ -126,6 +140,8 @@ class VectorBarbu:
         episode_length = episode_hands(episode)  # an unknown mode fails here
         self.episode = episode  # the episode mode (module docstring)
         self.copy = copy
+        self.observation = observation  # what obs holds (module docstring)
+        self._obs_dim = OBSERVATIONS[observation]
         self._rp = rules_params(self.rules)
         self._seed = seed
         self._seeded = False
@@ -137,7 +153,7 @@ class VectorBarbu:
         self._hblock64 = self._hblock.view(np.uint64)  # the same memory, for copying
         self._preset = np.zeros((B, NUM_HANDS, NUM_PLAYERS), dtype=np.uint64)
         # Outputs, rewritten by every call.
-        self._obs = np.zeros((B, OBS_DIM), dtype=np.float32)
+        self._obs = np.zeros((B, self._obs_dim), dtype=np.float32)
         self._obs64 = self._obs.view(np.uint64)  # the same memory, for the card rows
         self._masks = np.zeros((B, NUM_ACTIONS), dtype=bool)
         self._seat = np.zeros(B, dtype=np.int64)
@@ -150,7 +166,8 @@ class VectorBarbu:
 
     @property
     def obs_dim(self) -> int:
-        return OBS_DIM
+        """The width of ``obs``: ``OBS_DIM``, or ``INFO_DIM`` for the information state."""
+        return self._obs_dim
 
     @property
     def num_actions(self) -> int:

@@ -12,6 +12,12 @@ same deals and the same actions, through every level of the product users touch:
 * ``VectorBarbu`` (one slot per game): observation, mask and seat at every decision,
   rewards, dones and infos after every step.
 
+In the "information-state" games (every ``info_every``-th) each decision also compares the
+seat's information state (``oracle.information_state``, encoded from the oracle's record of
+the hand) with ``BarbuState.information_state``, with the observation of an AEC environment
+made with ``observation="information_state"`` and with a ``VectorBarbu`` made so, both
+played in lockstep with the others (in deep games, every seat's).
+
 In the "deep" games (every ``deep_every``-th) each decision also compares every public
 field and query of the product ``BarbuState`` with the oracle's, the observations of all
 four agents and ``state()`` of the AEC environment, ``VectorBarbu.other_hands``, an illegal
@@ -36,6 +42,8 @@ from collections.abc import Sequence
 import numpy as np
 from oracle.engine import BarbuState as OracleState
 from oracle.engine import IllegalActionError as OracleIllegalActionError
+from oracle.information_state import INFO_OFFSETS as _INFO_OFFSETS
+from oracle.information_state import InformationStateTracker
 from oracle.observation import OBS_DIM, OFFSETS
 from oracle.observation import ObservationEncoder as OracleEncoder
 
@@ -123,9 +131,10 @@ def compare_results(product, oracle, where: str) -> None:
 
 
 def differing_slices(obs: np.ndarray, expected: np.ndarray) -> list[str]:
-    """Names of the observation slices where ``obs`` and ``expected`` differ."""
+    """Names of the observation (or information-state) slices where ``obs`` and ``expected`` differ."""
     bad = np.flatnonzero(np.asarray(obs) != np.asarray(expected))
-    return sorted({name for name, (a, b, _) in OFFSETS.items() if ((bad >= a) & (bad < b)).any()})
+    offsets = OFFSETS if len(expected) == OBS_DIM else _INFO_OFFSETS
+    return sorted({name for name, (a, b, _) in offsets.items() if ((bad >= a) & (bad < b)).any()})
 
 
 def compare_obs(obs: np.ndarray, expected: np.ndarray, where: str) -> None:
@@ -244,6 +253,7 @@ def play(
     heuristic: bool = False,
     deep_every: int = 8,
     seeded_every: int = 2,
+    info_every: int = 0,
     scripts: Sequence[tuple[int, np.ndarray, Sequence[int]]] | None = None,
 ) -> int:
     """Play ``games`` full games through the oracle and the product in lockstep, comparing
@@ -252,7 +262,8 @@ def play(
     The games are played by the heuristic (on the oracle's observations) if ``heuristic``,
     else by random legal actions. Game i is dealt from a seed if ``seeded_every`` and
     ``i % seeded_every == 1``, else given random deals and first declarer; it is deep (see
-    the module docstring) if ``deep_every`` and ``i % deep_every == 0``.
+    the module docstring) if ``deep_every`` and ``i % deep_every == 0``, and compares
+    information states if ``info_every`` and ``i % info_every == 0``.
     ``scripts`` replaces all that: one ``(first_declarer, deals, actions)`` per game (28
     deals of four hands of 13 cards, ids or text), played as given (all deep)."""
     rules = load_rules(rules)
@@ -272,6 +283,9 @@ def play(
                 first[i], deals[i] = seeded_game(seeds[i])
     heuristic = heuristic and scripts is None
     deep = [scripts is not None or (bool(deep_every) and i % deep_every == 0) for i in range(games)]
+    info = [bool(info_every) and i % info_every == 0 for i in range(games)]
+    trackers = {i: InformationStateTracker() for i in range(games) if info[i]}
+    info_envs = {}
     player = make_agent("heuristic", rules=rules) if heuristic else None
 
     oracles, products, envs, models, encoders = [], [], [], [], []
@@ -286,6 +300,9 @@ def play(
             p = ProductState.new_game(rules, np.random.default_rng(0), **options)
         env = barbu_env.env(rules=rules)
         env.reset(seed=seeds[i], options=options)
+        if info[i]:
+            info_envs[i] = barbu_env.env(rules=rules, observation="information_state")
+            info_envs[i].reset(seed=seeds[i], options=options)
         assert o.first_declarer == first[i] and o.dealt == tuple(sum(1 << int(c) for c in h) for h in deals[i][0])
         oracles.append(o)
         products.append(p)
@@ -294,6 +311,9 @@ def play(
         encoders.append(OracleEncoder())
     vec = VectorBarbu(games, rules=rules, seed=seed)
     vobs, vmasks, vseat = vec.reset(deals=deals, first_declarers=first)
+    if trackers:  # the same games, writing information states
+        ivec = VectorBarbu(games, rules=rules, seed=seed, observation="information_state")
+        iobs, imasks, iseat = ivec.reset(deals=deals, first_declarers=first)
 
     live = np.ones(games, dtype=bool)
     step = np.zeros(games, dtype=np.int64)
@@ -350,6 +370,23 @@ def play(
                 assert np.array_equal(vec.other_hands()[i], enc.privileged(oobs, seat)[OBS_DIM:]), (
                     f"{where()}: vector: other_hands"
                 )
+            if info[i]:
+                tracker, ienv = trackers[i], info_envs[i]
+                expected = tracker.encode(o, seat, oobs)
+                compare_obs(p.information_state(seat), expected, f"{where()}: state: information_state")
+                assert ienv.agent_selection == agent, f"{where()}: info env: agent_selection {ienv.agent_selection}"
+                seen = ienv.observe(agent)
+                assert np.array_equal(seen["action_mask"], omask), f"{where()}: info env: action_mask"
+                compare_obs(seen["observation"], expected, f"{where()}: info env: observation")
+                assert iseat[i] == seat and np.array_equal(imasks[i], omask), f"{where()}: info vector: seat, mask"
+                compare_obs(iobs[i], expected, f"{where()}: info vector: observation")
+                if deep[i]:
+                    for other in range(NUM_PLAYERS):
+                        if other != seat:
+                            expected = tracker.encode(o, other, enc.observe(o, other))
+                            compare_obs(p.information_state(other), expected, f"{where()}: state: seat {other}")
+                            seen = ienv.observe(AGENTS[other])["observation"]
+                            compare_obs(seen, expected, f"{where()}: info env: {AGENTS[other]}")
             if scripts is not None:
                 actions[i] = scripts[i][2][step[i]]
             elif player is not None:
@@ -364,6 +401,8 @@ def play(
 
         # One action per game through every level.
         vobs, vmasks, vseat, vrewards, vdones, vinfos = vec.step(actions)
+        if trackers:
+            iobs, imasks, iseat, *_ = ivec.step(actions)
         vrewards_l, vdones_l, hand_over = vrewards.tolist(), vdones.tolist(), vinfos["hand_over"].tolist()
         for i in np.flatnonzero(live).tolist():
             o, p, env, model = oracles[i], products[i], envs[i], models[i]
@@ -373,6 +412,9 @@ def play(
             def where(i=i, a=a, hand=hand, phase=phase, seat=seat) -> str:
                 return f"game {i} decision {step[i]} (hand {hand}, {phase.name}, seat {seat}, action {a})"
 
+            if info[i]:
+                trackers[i].record(o, a)
+                info_envs[i].step(a)
             result = o.apply_action(a)
             product_result = p.apply_action(a)
             if product_result is not None or result is not None:
@@ -398,6 +440,12 @@ def play(
                 assert vinfos["game_length"][i] == len(o.history), f"{where()}: vector: game_length"
                 assert len(o.results) == NUM_HANDS
                 compare_states(p, o, f"{where()}: state at the end", whole=True)
+                if info[i]:  # the last hand's record stays
+                    for other in range(NUM_PLAYERS):
+                        expected = trackers[i].encode(o, other, encoders[i].observe(o, other))
+                        compare_obs(p.information_state(other), expected, f"{where()}: state at the end: seat {other}")
+                        seen = info_envs[i].observe(AGENTS[other])["observation"]
+                        compare_obs(seen, expected, f"{where()}: info env at the end: {AGENTS[other]}")
                 live[i] = False
     return compared
 

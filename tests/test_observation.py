@@ -192,7 +192,7 @@ def test_the_environment_docstring_documents_every_slice_with_its_shape():
     import re
 
     from barbu_env import aec
-    from barbu_env.observation import SLICES
+    from barbu_env.observation import INFO_DIM, INFO_OFFSETS, INFO_SLICES, SLICES
 
     rows = re.findall(r"^(\w+)\s+(\d+(?: x \d+)?)\s+\S", aec.__doc__, flags=re.M)
     documented = {name: shape for name, shape in rows if name in OFFSETS}
@@ -200,3 +200,9 @@ def test_the_environment_docstring_documents_every_slice_with_its_shape():
     for name, shape in SLICES:
         assert documented[name] == " x ".join(map(str, shape)), name
     assert f"Box({OBS_DIM},)" in aec.__doc__ and f"Box({STATE_DIM},)" in aec.__doc__
+    # The information state's table: the slices after the observation's.
+    documented = {name: shape for name, shape in rows if name in INFO_OFFSETS and name not in OFFSETS}
+    assert list(documented) == [name for name, _ in INFO_SLICES[len(SLICES) :]]
+    for name, shape in INFO_SLICES[len(SLICES) :]:
+        assert documented[name] == " x ".join(map(str, shape)), name
+    assert f"Box({INFO_DIM},)" in aec.__doc__

@@ -2,7 +2,9 @@
 observation encoder): seeded full games, random and heuristic, through
 ``engine.BarbuState``, the AEC environment and ``VectorBarbu``, every decision
 compared (seat, mask, observation, rewards, infos, hand results, scores; every public
-field of the state in one game in ``DEEP_EVERY``), under every rules preset and the
+field of the state in one game in ``DEEP_EVERY``; the information state of the state, the
+AEC environment and ``VectorBarbu`` in one game in ``INFO_EVERY``, or in
+``SWITCH_INFO_EVERY`` under the switch sets), under every rules preset and the
 switches the presets leave at their defaults. ``tests/differential.py`` does the playing
 and comparing; this module chooses the games and checks that the comparison can fail."""
 
@@ -67,6 +69,11 @@ RANDOM_BATCHES = 4
 HEURISTIC_GAMES = 16
 #: One game in this many compares every field of the state, every agent's observation, ...
 DEEP_EVERY = 32
+#: One game in this many compares information states (in the first random batch of each
+#: preset, the heuristic games and, every ``SWITCH_INFO_EVERY``-th, the switch sets' games;
+#: all the slow games); about 0.4 s of one core per game.
+INFO_EVERY = 16
+SWITCH_INFO_EVERY = 8
 #: Under -m slow, in batches of 128: per preset 4,096 random games, per switch set 512, and
 #: 256 heuristic games for each (about 0.09 s of one core per game).
 SLOW_BATCH = 128
@@ -87,39 +94,50 @@ def full_games(compared: int, games: int) -> bool:
 @pytest.mark.parametrize("part", range(RANDOM_BATCHES))
 @pytest.mark.parametrize("preset", PRESETS)
 def test_random_games_play_as_the_oracle(preset, part):
-    assert full_games(play(preset, seed_of(preset, part), BATCH, deep_every=DEEP_EVERY), BATCH)
+    info_every = INFO_EVERY if part == 0 else 0
+    assert full_games(play(preset, seed_of(preset, part), BATCH, deep_every=DEEP_EVERY, info_every=info_every), BATCH)
 
 
 @pytest.mark.parametrize("name", list(RULESETS))
 def test_heuristic_games_play_as_the_oracle(name):
-    compared = play(RULESETS[name], seed_of(name, 99), HEURISTIC_GAMES, heuristic=True, deep_every=DEEP_EVERY)
+    compared = play(
+        RULESETS[name], seed_of(name, 99), HEURISTIC_GAMES, heuristic=True, deep_every=DEEP_EVERY, info_every=INFO_EVERY
+    )
     assert full_games(compared, HEURISTIC_GAMES)
 
 
 @pytest.mark.parametrize("name", list(SWITCHES))
 def test_random_games_under_other_switches_play_as_the_oracle(name):
-    assert full_games(play(SWITCHES[name], seed_of(name, 0), BATCH, deep_every=DEEP_EVERY), BATCH)
+    compared = play(SWITCHES[name], seed_of(name, 0), BATCH, deep_every=DEEP_EVERY, info_every=SWITCH_INFO_EVERY)
+    assert full_games(compared, BATCH)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("part", range(SLOW_RANDOM_BATCHES))
 @pytest.mark.parametrize("preset", PRESETS)
 def test_random_games_play_as_the_oracle_at_length(preset, part):
-    play(preset, seed_of(preset, part, offset=100_000), SLOW_BATCH, deep_every=DEEP_EVERY)
+    play(preset, seed_of(preset, part, offset=100_000), SLOW_BATCH, deep_every=DEEP_EVERY, info_every=INFO_EVERY)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("part", range(SLOW_HEURISTIC_BATCHES))
 @pytest.mark.parametrize("name", list(RULESETS))
 def test_heuristic_games_play_as_the_oracle_at_length(name, part):
-    play(RULESETS[name], seed_of(name, part, offset=200_000), SLOW_BATCH, heuristic=True, deep_every=DEEP_EVERY)
+    play(
+        RULESETS[name],
+        seed_of(name, part, offset=200_000),
+        SLOW_BATCH,
+        heuristic=True,
+        deep_every=DEEP_EVERY,
+        info_every=INFO_EVERY,
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("part", range(SLOW_SWITCH_BATCHES))
 @pytest.mark.parametrize("name", list(SWITCHES))
 def test_random_games_under_other_switches_play_as_the_oracle_at_length(name, part):
-    play(SWITCHES[name], seed_of(name, part, offset=300_000), SLOW_BATCH, deep_every=DEEP_EVERY)
+    play(SWITCHES[name], seed_of(name, part, offset=300_000), SLOW_BATCH, deep_every=DEEP_EVERY, info_every=INFO_EVERY)
 
 
 def test_every_switch_is_played_away_from_its_default():
@@ -164,6 +182,23 @@ def test_a_wrong_field_of_the_state_is_caught(monkeypatch):
     monkeypatch.setattr(engine.BarbuState, "win_card", property(lambda self: -2, lambda self, value: None))
     with pytest.raises(AssertionError, match="game 0 decision 0 .*state: win_card -2, oracle -1"):
         play("standard", 0, 1, seeded_every=0)
+
+
+def test_a_wrong_information_state_of_the_environment_is_caught(monkeypatch):
+    observe = aec.raw_env.observe
+
+    def wrong(self, agent):
+        seen = observe(self, agent)
+        if self.observation == "information_state" and len(self.game.history) == 30:  # in the first tricks
+            seen = {**seen, "observation": seen["observation"].copy()}
+            seen["observation"][-1] = 1.0 - seen["observation"][-1]  # the last domino_passes value
+        return seen
+
+    monkeypatch.setattr(aec.raw_env, "observe", wrong)
+    with pytest.raises(
+        AssertionError, match=r"game 0 decision 30 .*info env: observation: differs in \['domino_passes'\]"
+    ):
+        play("standard", 0, 1, seeded_every=0, info_every=1)
 
 
 def test_a_wrong_reward_of_the_batched_engine_is_caught(monkeypatch):

@@ -121,3 +121,55 @@ def test_hidden_hands_that_do_not_fit_the_observation_are_refused():
         over.step(int(np.flatnonzero(over.observe(over.agent_selection)["action_mask"])[0]))
     with pytest.raises(ValueError, match="game is over"):
         Positions.from_observation(over.observe("player_0")["observation"])
+
+
+def _random_play(state, rng, steps: int) -> None:
+    for _ in range(steps):
+        if state.is_terminal:
+            return
+        state.apply_action(int(rng.choice(state.legal_actions())))
+
+
+def test_a_state_made_from_a_position_plays_on_as_the_game_to_the_end_of_its_episode():
+    from barbu_env.engine import BarbuState
+
+    rng = np.random.default_rng(3)
+    game = BarbuState.new_game(rng=np.random.default_rng(4))
+    _random_play(game, rng, 70)
+    start = game.hand_number
+    copy = BarbuState.from_position(Positions.from_state(game), episode="hand")
+    assert copy.history == [] and copy.results == []
+    while not copy.is_terminal:
+        assert copy.current_player == game.current_player and copy.legal_mask() == game.legal_mask()
+        seat = copy.current_player
+        assert np.array_equal(copy.observe(seat), game.observe(seat))
+        action = int(rng.choice(copy.legal_actions()))
+        assert copy.apply_action(action) == game.apply_action(action)
+    assert copy.results[-1].hand == start and game.hand_number == start + 1
+    assert copy.scores == game.scores
+
+
+def test_a_hand_dealt_again_before_its_declaration_is_played_with_the_new_deal():
+    from barbu_env.engine import BarbuState
+
+    rng = np.random.default_rng(5)
+    state = BarbuState.new_game(rng=np.random.default_rng(6), first_declarer=1)
+    other = state.clone()
+    deal = [list(range(13 * k, 13 * k + 13)) for k in range(4)]  # one suit each
+    state.deal_hand(deal)
+    assert state.hands == list(state.dealt) == [sum(1 << c for c in hand) for hand in deal]
+    assert other.hands != state.hands, "a clone keeps its own deal"
+    _random_play(state, rng, 5)
+    with pytest.raises(ValueError, match="before its declaration"):
+        state.deal_hand(deal)
+    while state.hand_number == 0:
+        _random_play(state, rng, 1)
+    assert state.results[0].dealt == tuple(sum(1 << c for c in hand) for hand in deal)
+    before = other.clone()  # made in hand 0: reaches hand 1 with the deal it had
+    state.deal_hand(list(reversed(deal)))  # hand 1, in its declaration
+    assert state.hands[0] == sum(1 << c for c in deal[3]) and state.current_player == 1
+    assert len(state.deals) == 2
+    expected = BarbuState.new_game(rng=np.random.default_rng(6), first_declarer=1)._preset[0, 1].tolist()
+    while before.hand_number == 0:
+        _random_play(before, rng, 1)
+    assert before.hands == expected

@@ -14,7 +14,8 @@ with ``trust=True``, else ``UntrustedFileError``.
 
 from . import heuristic as _heuristic  # noqa: F401
 
-# Importing the baselines registers them.
+# Importing the baselines registers them (openspiel-ismcts imports pyspiel only when made).
+from . import openspiel_ismcts as _openspiel_ismcts  # noqa: F401
 from . import pimc as _pimc  # noqa: F401
 from . import pretrained as _pretrained  # noqa: F401
 from . import random_agent as _random_agent  # noqa: F401

@@ -9,6 +9,8 @@ through the product and compare every decision: legal mask, observation, rewards
 became the only one, kept verbatim apart from their imports (and ``BarbuState.__str__``, which tests do not
 need). They import only modules of the product that hold no rules logic (``barbu_env.cards``,
 ``constants``, ``rules``, ``actions``), never ``barbu_env.engine``/``observation``/``render``: so the
-oracle stays the old, independently written implementation whatever the product becomes. Nothing under
-``barbu_env/`` may import this package.
+oracle stays the old, independently written implementation whatever the product becomes.
+``information_state.py`` is newer, written apart from the kernels on the same terms: the information
+state encoded from a record of the oracle's actions and its observation. Nothing under ``barbu_env/`` may
+import this package.
 """

@@ -1,0 +1,126 @@
+"""``openspiel-ismcts``: OpenSpiel's Information Set MCTS bot as a barbu agent, an
+external baseline that no one here wrote.
+
+At each decision with more than one legal action, the agent
+
+1. rebuilds the position its observation shows (``barbu_env.position.Positions.
+   from_observation``; it never sees the environment), fills the three hidden hands with
+   one world drawn uniformly among those consistent with everything public
+   (``barbu_env.worlds.sample_worlds``: any consistent world will do, as the bot
+   resamples),
+2. makes it an engine game that ends with the current hand (``BarbuState.from_position(
+   ..., episode="hand")``) and a state of the pyspiel game ``python_barbu`` with
+   ``episode=hand`` continuing from it (``barbu_env.openspiel.state_from_engine``),
+3. asks OpenSpiel's ``ISMCTSBot`` (``open_spiel.python.algorithms.ismcts``, Cowling,
+   Powley and Whitehouse 2011) for its action: each of ``simulations`` simulations
+   redeals the hidden cards through the state's ``resample_from_infostate`` (uniform
+   among the consistent deals), walks the tree of information states by UCT (``uct_c``)
+   and, at a new node, plays ``rollouts`` uniformly random playouts
+   (``open_spiel.python.algorithms.mcts.RandomRolloutEvaluator``); the action is the
+   most visited one (ties drawn at random).
+
+The horizon is the end of the current hand, as for ``pimc``'s rollouts: a simulation's
+value is the hand's settled score for the player (the return of an ``episode=hand``
+game), so the agent never weighs what a contract spent now would have been worth later.
+Forced decisions (one legal action) are taken without search. What it does not know is
+what the observation does not show: the order in which the hand's earlier cards fell,
+and the hand's earlier declaration and doubling sequence beyond their result (the
+rebuilt position starts a fresh history, so its information state holds what the
+observation holds, and the bot's tree starts from it).
+
+Parameters (``make_agent("openspiel-ismcts", simulations=200)`` or
+``"openspiel-ismcts:simulations=200,uct_c=40"`` on the command line): ``simulations``
+per decision (default 1000), ``uct_c`` the UCT exploration constant (default 2.0),
+``rollouts`` random playouts per new node (default 1), ``seed``. OpenSpiel's
+``ISMCTSBot`` has no default for the first two; the defaults are those of OpenSpiel's
+command-line MCTS example (``open_spiel/python/examples/mcts.py``: ``--uct_c 2``,
+``--max_simulations 1000``, ``--rollout_count 1``), the rollout count also
+``RandomRolloutEvaluator``'s own default; everything else is ``ISMCTSBot``'s constructor
+default (unlimited world samples, the most visited action, information-state keys).
+``uct_c`` is on the scale of the returns: Barbu's hand scores run to tens and hundreds
+of points, so 2.0 explores little (see ``docs/agents.md``). It is deterministic for a
+seed.
+
+It needs OpenSpiel (``pip install 'barbu[openspiel]'``); without it, making the agent
+raises ``barbu_env.extras.MissingExtraError`` with the one line to act on. Importing
+this module (``import barbu_env``, the registry) does not import ``pyspiel``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from ..engine import BarbuState
+from ..extras import require
+from ..position import Positions
+from ..rules import Rules, load_rules
+from ..worlds import sample_worlds
+from .registry import register
+
+#: OpenSpiel's command-line MCTS example (``open_spiel/python/examples/mcts.py``) flags.
+DEFAULT_SIMULATIONS = 1000
+DEFAULT_UCT_C = 2.0
+#: ``RandomRolloutEvaluator(n_rollouts=1)``, and the example's ``--rollout_count``.
+DEFAULT_ROLLOUTS = 1
+#: What the agent is called in messages when it needs OpenSpiel.
+FEATURE = "the agent 'openspiel-ismcts'"
+
+
+@register("openspiel-ismcts")
+class OpenSpielISMCTSAgent:
+    """OpenSpiel's ``ISMCTSBot`` searching to the end of the hand (see the module
+    docstring); registered as ``openspiel-ismcts``, the constructor's keywords its
+    parameters."""
+
+    def __init__(
+        self,
+        seed: int = 0,
+        rules: Rules | str | dict | None = None,
+        simulations: int = DEFAULT_SIMULATIONS,
+        uct_c: float = DEFAULT_UCT_C,
+        rollouts: int = DEFAULT_ROLLOUTS,
+    ):
+        for key, value in (("simulations", simulations), ("rollouts", rollouts)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"openspiel-ismcts: {key} must be a positive int, not {value!r}")
+        if isinstance(uct_c, bool) or not isinstance(uct_c, (int, float)) or not uct_c >= 0:
+            raise ValueError(f"openspiel-ismcts: uct_c must be a number >= 0, not {uct_c!r}")
+        pyspiel = require("pyspiel", "openspiel", FEATURE, "open_spiel")
+        spiel = importlib.import_module("barbu_env.openspiel")
+        ismcts = importlib.import_module("open_spiel.python.algorithms.ismcts")
+        mcts = importlib.import_module("open_spiel.python.algorithms.mcts")
+        self.rules = load_rules(rules)
+        self.simulations, self.uct_c, self.rollouts, self.seed = simulations, float(uct_c), rollouts, seed
+        default = (simulations, self.uct_c, rollouts) == (DEFAULT_SIMULATIONS, DEFAULT_UCT_C, DEFAULT_ROLLOUTS)
+        self.name = "openspiel-ismcts" if default else f"openspiel-ismcts{simulations}"
+        seeds = np.random.SeedSequence([seed, 0x15C75]).generate_state(4)
+        self.rng = np.random.default_rng(seeds[0])  # the root world
+        self._state_from_engine = spiel.state_from_engine
+        self.game = spiel.load_game(self.rules, episode="hand")
+        evaluator = mcts.RandomRolloutEvaluator(n_rollouts=rollouts, random_state=np.random.RandomState(seeds[1]))
+        self.bot = ismcts.ISMCTSBot(
+            game=self.game,
+            evaluator=evaluator,
+            uct_c=self.uct_c,
+            max_simulations=simulations,
+            random_state=np.random.RandomState(seeds[2]),
+        )
+        # The bot's own resampler draws from an unseeded sampler; this one is seeded.
+        sampler = pyspiel.UniformProbabilitySampler(int(seeds[3] % 2**31), 0.0, 1.0)
+        self.bot.set_resampler(lambda state, player: state.resample_from_infostate(player, sampler))
+
+    def root(self, observation: dict[str, np.ndarray]):
+        """The pyspiel state (``python_barbu``, ``episode=hand``) the search starts from:
+        the observed position, its hidden hands one consistent world."""
+        base = Positions.from_observation(observation["observation"], self.rules)
+        hidden = sample_worlds(int(base.unknown_cards[0]), base.sizes[0, 1:], base.excluded[0, 1:], 1, self.rng)
+        engine = BarbuState.from_position(base.with_hidden(hidden, check=False), rules=self.rules, episode="hand")
+        return self._state_from_engine(self.game, engine)
+
+    def act(self, observation: dict[str, np.ndarray], agent: str | None = None) -> int:
+        legal = np.flatnonzero(np.asarray(observation["action_mask"]))
+        if len(legal) == 1:
+            return int(legal[0])
+        return int(self.bot.step(self.root(observation)))
