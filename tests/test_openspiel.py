@@ -135,8 +135,17 @@ def test_game_type_and_info_are_truthful():
 # ---------------------------------------------------------------------- OpenSpiel's random simulation test
 
 
-@pytest.mark.parametrize("rules", PRESETS)
-@pytest.mark.parametrize("episode", ["hand", "round"])
+#: Every preset's hands in the default suite, a round of the standard rules; the other rounds under -m slow.
+SIM_CASES = [
+    (rules, episode)
+    if episode == "hand" or rules == "standard"
+    else pytest.param(rules, episode, marks=pytest.mark.slow)
+    for episode in ("hand", "round")
+    for rules in PRESETS
+]
+
+
+@pytest.mark.parametrize(("rules", "episode"), SIM_CASES)
 def test_random_sim_test_with_serialization(rules, episode):
     pyspiel.random_sim_test(
         bo.load_game(rules, episode), num_sims=2 if episode == "hand" else 1, serialize=True, verbose=False
