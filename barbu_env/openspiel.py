@@ -57,7 +57,7 @@ from .constants import CARDS_PER_HAND, CONTRACT_NAMES, EPISODE_HANDS, NUM_CONTRA
 from .engine import BarbuState, contract_total, episode_hands
 from .extras import require
 from .observation import INFO_DIM, INFO_OFFSETS, OBS_DIM, OFFSETS
-from .rules import POINT_SWITCHES, Rules, RulesError, load_rules, preset_names
+from .rules import Rules, RulesError, load_rules, preset_names
 from .worlds import sample_worlds
 
 pyspiel = require("pyspiel", "openspiel", "barbu_env.openspiel", package="open_spiel")  # one line if missing
@@ -148,28 +148,6 @@ def load_game(rules: Rules | str | Mapping | None = None, episode: str = "game")
 # ---------------------------------------------------------------------- the game's description
 
 
-def _contract_bounds(rules: Rules) -> list[int]:
-    """Per contract, the largest absolute settled score of one seat in one hand: the
-    declarer's worst case, with three bets at level 2 (the derivation is
-    ``rules._game_bound``'s): ``7 S`` for a trick contract whose items add up to S in
-    absolute value, ``top + 6 spread`` for Domino."""
-    size = {
-        n: sum(abs(x) for x in v) if isinstance(v, tuple) else abs(v)
-        for n in POINT_SWITCHES
-        for v in [getattr(rules, n)]
-    }
-    items = (
-        13 * size["no_tricks_points"],
-        12 * size["no_hearts_points"] + size["no_hearts_ace_points"],
-        4 * size["no_queens_points"],
-        size["barbu_points"],
-        size["no_last_two_points"],
-        13 * size["trumps_points"],
-    )
-    d = rules.domino_scores
-    return [7 * s for s in items] + [max(abs(x) for x in d) + 6 * (max(d) - min(d))]
-
-
 def utility_of(rules: Rules, episode: str) -> tuple[pyspiel.GameType.Utility, float | None, float]:
     """(utility, utility sum or None, bound on a seat's return) of an episode.
 
@@ -180,7 +158,7 @@ def utility_of(rules: Rules, episode: str) -> tuple[pyspiel.GameType.Utility, fl
     fixed only if every contract's total is the same."""
     hands = episode_hands(episode)
     totals = [contract_total(rules, c) for c in range(NUM_CONTRACTS)]
-    bounds = _contract_bounds(rules)
+    bounds = rules.hand_bounds()
     if hands == EPISODE_HANDS["game"]:
         total, bound = 4 * sum(totals), rules.score_bound()
     elif hands == EPISODE_HANDS["round"] and rules.rotation == "seven_in_a_row":

@@ -65,6 +65,26 @@ _CONTRACT_ITEMS = (  # in contract order; the last two (Trumps, Domino) are the 
 )
 
 
+def _hand_bounds(values: Mapping[str, Any], anyone: bool) -> list[tuple[int, int]]:
+    """Per contract, in contract order, the largest absolute settled score of one hand for
+    its declarer and for a non-declarer, under point switches ``values`` (a mapping switch
+    -> int or tuple of ints); ``_game_bound`` has the derivation."""
+
+    def size(v: Any) -> int:
+        return sum(abs(x) for x in v) if isinstance(v, tuple) else abs(v)
+
+    out = []
+    for c, items in enumerate(_CONTRACT_ITEMS):
+        s = sum(n * size(values[name]) for name, n in items)
+        positive = c == len(_CONTRACT_ITEMS) - 1
+        others = 1 if positive or not anyone else 3
+        out.append(((1 + 2 * 3) * s, (1 + 2 * others) * s))
+    d = values["domino_scores"]
+    top, spread = max(abs(x) for x in d), max(d) - min(d)
+    out.append((top + 2 * 3 * spread, top + 2 * 1 * spread))
+    return out
+
+
 def _game_bound(values: Mapping[str, Any], anyone: bool) -> int:
     """The largest absolute score (raw, settled or game total) a seat can reach in a game
     whose point switches have ``values`` (a mapping switch -> int or tuple of ints).
@@ -84,20 +104,7 @@ def _game_bound(values: Mapping[str, Any], anyone: bool) -> int:
     game total is at most 4 negative-contract worst cases each, plus the declarer's and 3
     non-declarer's worst cases of Trumps and Domino; partial totals and raw scores are
     smaller."""
-
-    def size(v: Any) -> int:
-        return sum(abs(x) for x in v) if isinstance(v, tuple) else abs(v)
-
-    total = 0
-    for c, items in enumerate(_CONTRACT_ITEMS):
-        s = sum(n * size(values[name]) for name, n in items)
-        positive = c == len(_CONTRACT_ITEMS) - 1
-        others = 1 if positive or not anyone else 3
-        total += (1 + 2 * 3) * s + 3 * (1 + 2 * others) * s
-    d = values["domino_scores"]
-    top, spread = max(abs(x) for x in d), max(d) - min(d)
-    total += (top + 2 * 3 * spread) + 3 * (top + 2 * 1 * spread)
-    return total
+    return sum(declarer + 3 * other for declarer, other in _hand_bounds(values, anyone))
 
 
 #: The worst game per point of switch value: every switch at +-1 (same signs, anyone may
@@ -217,6 +224,16 @@ class Rules:
         (5460, True)
         """
         return _game_bound({name: getattr(self, name) for name in POINT_SWITCHES}, self.doubling_targets == "anyone")
+
+    def hand_bounds(self) -> list[int]:
+        """Per contract (``Contract`` order), the largest absolute settled score a seat can
+        reach in one hand of it under these rules (the declarer's worst case).
+
+        >>> Rules().hand_bounds()[0]  # No Tricks: 13 tricks of -2, three redoubled bets
+        182
+        """
+        anyone = self.doubling_targets == "anyone"
+        return [declarer for declarer, _ in _hand_bounds({n: getattr(self, n) for n in POINT_SWITCHES}, anyone)]
 
     def to_dict(self) -> dict[str, Any]:
         """The switches as plain YAML/JSON values (tuples as lists)."""
