@@ -7,11 +7,17 @@ One function per step of the rules (``_legal_trick_cards``, ``_apply_double``,
 ``_finish_trick`` ...). The rules arrive as ``rp``, an int64 array of the switches
 (``R_*`` below, built by ``rules_params``). The observation layout (``O_*``, ``H_*``),
 the action ids, the phases, contracts and card masks are taken from
-``observation.OFFSETS``, ``actions``, ``constants`` and ``cards``: numba freezes
-module-level numbers into the compiled code. Its disk cache notices a change to this
-file only, so this module checks on import that the compiled numbers
-(``compiled_constants``) are the current ones (``FROZEN``): a cached compilation can
-never disagree with the layout silently.
+``observation.OFFSETS``, ``actions``, ``constants`` (phases ``PH_*``, contracts ``C_*``,
+refusal codes ``RF_*``) and ``cards``: numba freezes module-level numbers into the
+compiled code. Its disk cache notices a change to this file only, so this module checks
+on import that the compiled numbers (``compiled_constants``) are the current ones
+(``FROZEN``) and, if not, drops the cache and compiles afresh (``_bits.refresh_stale_cache``,
+the policy of every kernel module): a cached compilation never disagrees with the layout.
+Bit helpers and the splitmix64 mix come from ``_bits``.
+
+Why an action is illegal (``refusal``, codes ``constants.Refusal``) is decided next to the
+legality functions, case by case as they decide. ``resume_position`` completes a position
+built from an observation (``barbu_env.position``) with the functions play uses.
 
 State of game i:
 
@@ -28,7 +34,7 @@ State of game i:
   ``ints[i, F_DIRTY]`` marks it stale: after a declaration, trump, starting rank or
   doubling turn, when a hand starts and when the game ends.
 
-An observation is written whole at every decision: its 14 card rows straight from the
+An observation is written whole at every decision: its 18 card rows straight from the
 card sets (``_write_row``), the cached hand-level block, the per-decision block. Into a
 buffer as wide as the information state (``observation.INFO_DIM`` columns) the same
 entry points also write the hand's record after it (``_write_record``): the batched
@@ -44,28 +50,48 @@ numpy, turns ``uint64 op int64`` into float64.
 
 from __future__ import annotations
 
-import numpy as np
-from numba import njit
+from collections import namedtuple
 
-from . import actions, cards, observation
-from .cards import NUM_CARDS
-from .constants import NUM_HANDS, Contract, Phase
+import numpy as np
+
+from . import actions, observation
+from ._bits import SPLITMIX_GAMMA, U0, U1, bit, kernel, lowest, popcount, refresh_stale_cache, splitmix64
+from .cards import ACE_OF_HEARTS, HEARTS_MASK, KING_OF_HEARTS, NUM_CARDS, QUEENS_MASK, SUIT_MASK
+from .constants import NUM_HANDS, Contract, Phase, Refusal
 from .observation import OFFSETS
 
 # ---------------------------------------------------------------------- constants
 
-U0 = np.uint64(0)
-U1 = np.uint64(1)
-SUIT_BITS = np.uint64(cards.SUIT_MASK[0])
-HEARTS_MASK = np.uint64(cards.HEARTS_MASK)
+SUIT_BITS = np.uint64(SUIT_MASK[0])
+HEARTS_BITS = np.uint64(HEARTS_MASK)
 ALL_CARDS = np.uint64((1 << NUM_CARDS) - 1)
-QUEENS_MASK = np.uint64(cards.QUEENS_MASK)
-KING_OF_HEARTS = cards.KING_OF_HEARTS
-ACE_OF_HEARTS = cards.ACE_OF_HEARTS
+QUEENS_BITS = np.uint64(QUEENS_MASK)
 
 # Phases (constants.Phase) and contracts (constants.Contract), as plain ints.
-DECLARE, TRUMP, DOMINO_RANK, DOUBLE, TRICKS, DOMINO, GAME_OVER = (int(p) for p in Phase)
-NO_TRICKS, NO_HEARTS, NO_QUEENS, BARBU, NO_LAST_TWO, TRUMPS, DOMINO_CONTRACT = (int(c) for c in Contract)
+PH_DECLARE, PH_TRUMP, PH_DOMINO_RANK, PH_DOUBLE, PH_TRICKS, PH_DOMINO, PH_GAME_OVER = (int(p) for p in Phase)
+C_NO_TRICKS, C_NO_HEARTS, C_NO_QUEENS, C_BARBU, C_NO_LAST_TWO, C_TRUMPS, C_DOMINO = (int(x) for x in Contract)
+
+# Refusal codes (constants.Refusal), as plain ints.
+(
+    RF_LEGAL,
+    RF_NO_SUCH_ACTION,
+    RF_GAME_OVER,
+    RF_WRONG_PHASE,
+    RF_NOT_HELD,
+    RF_FOLLOW_SUIT,
+    RF_OVERTRUMP,
+    RF_RUFF,
+    RF_HEART_LEAD,
+    RF_KING_FIRST,
+    RF_NOT_ON_LAYOUT,
+    RF_MUST_PLACE,
+    RF_ALREADY_DECLARED,
+    RF_MUST_DOUBLE_DECLARER,
+    RF_DECLARER_REDOUBLES_ONLY,
+    RF_DECLARER_ONLY_CONTRACT,
+    RF_DECLARER_ONLY_RULE,
+    RF_REDOUBLE_PASS_ONLY,
+) = (int(r) for r in Refusal)
 
 # Action ids (barbu_env.actions).
 DECLARE_OFFSET, TRUMP_OFFSET, RANK_OFFSET = actions.DECLARE_OFFSET, actions.TRUMP_OFFSET, actions.RANK_OFFSET
@@ -148,7 +174,11 @@ F_EPISODE = 102
 # that a position built from an observation, whose fields start at 0, has an empty record).
 F_PLAY_INDEX = 103  # +52: per card, 1 + its index in this hand's order of play, 0 if not played
 F_DOUBLE_CHOICE = 155  # +7: per doubling turn (parallel to F_ORDER), 1 + the choice b (action 76 + b)
-NUM_INT_FIELDS = 162
+# Who redoubled whom, for the record of the hand's doubles (a double of a seat that had already named the
+# actor is a redouble): the hand under way (reset by _start_hand) and the last finished hand.
+F_REDOUBLED = 162  # +4: per seat, 4-bit set of the seats it redoubled this hand (a subset of F_NAMED)
+F_REC_REDOUBLED = 166  # +4: F_REDOUBLED at the end of the last finished hand
+NUM_INT_FIELDS = 170
 
 # Per-game card words: cards[i, K_*] (uint64).
 K_DEALT = 0  # +4: the four hands as dealt this hand
@@ -223,23 +253,23 @@ FROZEN = (
     NUM_HANDS,
     KING_OF_HEARTS,
     ACE_OF_HEARTS,
-    int(HEARTS_MASK),
-    int(QUEENS_MASK),
+    int(HEARTS_BITS),
+    int(QUEENS_BITS),
     int(SUIT_BITS),
-    DECLARE,
-    TRUMP,
-    DOMINO_RANK,
-    DOUBLE,
-    TRICKS,
-    DOMINO,
-    GAME_OVER,
-    NO_TRICKS,
-    NO_HEARTS,
-    NO_QUEENS,
-    BARBU,
-    NO_LAST_TWO,
-    TRUMPS,
-    DOMINO_CONTRACT,
+    PH_DECLARE,
+    PH_TRUMP,
+    PH_DOMINO_RANK,
+    PH_DOUBLE,
+    PH_TRICKS,
+    PH_DOMINO,
+    PH_GAME_OVER,
+    C_NO_TRICKS,
+    C_NO_HEARTS,
+    C_NO_QUEENS,
+    C_BARBU,
+    C_NO_LAST_TWO,
+    C_TRUMPS,
+    C_DOMINO,
     DECLARE_OFFSET,
     TRUMP_OFFSET,
     RANK_OFFSET,
@@ -283,6 +313,7 @@ FROZEN = (
     O_DOMINO_PASSES,
     MAX_DOUBLING_TURNS,
     NUM_CARDS,
+    *(int(r) for r in Refusal),
 )
 
 # _DOUBLE_BITS[allowed, required]: 8-bit set of the doubling choices b (action 76 + b)
@@ -291,18 +322,6 @@ DOUBLE_BITS = np.array(
     [[sum(1 << b for b in range(8) if b & ~a == 0 and b & r == r) for r in range(8)] for a in range(8)],
     dtype=np.uint64,
 )
-# De Bruijn lookup for the index of a set's lowest bit.
-_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
-_DEBRUIJN_INDEX = np.zeros(64, dtype=np.int64)
-for _i in range(64):
-    _DEBRUIJN_INDEX[((1 << _i) * 0x03F79D71B4CB0A89 & (2**64 - 1)) >> 58] = _i
-_SPLITMIX_GAMMA = np.uint64(0x9E3779B97F4A7C15)
-_SPLITMIX_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_SPLITMIX_M2 = np.uint64(0x94D049BB133111EB)
-_POP_M1 = np.uint64(0x5555555555555555)
-_POP_M2 = np.uint64(0x3333333333333333)
-_POP_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-_POP_H01 = np.uint64(0x0101010101010101)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _TWO32 = np.uint64(1 << 32)
 _BYTE = np.uint64(0xFF)
@@ -314,7 +333,7 @@ _THIRTEENTHS = np.array([n / 13.0 for n in range(14)], dtype=np.float32)
 
 #: Every function here: compiled on first use and cached on disk, without reference
 #: counting (the module docstring says why).
-_kernel = njit(cache=True, _nrt=False)
+_kernel = kernel
 
 
 @_kernel
@@ -327,13 +346,9 @@ def compiled_constants():
 def check_compiled_constants() -> None:
     """The kernels' compiled numbers (possibly from numba's disk cache) are the current
     layout, action ids and the rest of ``FROZEN``; numba's cache notices changes to this
-    file only, not to the modules these numbers come from. Run on import."""
-    compiled = tuple(compiled_constants())
-    if compiled != FROZEN:
-        raise ImportError(
-            "numba's disk cache of barbu_env._kernels was compiled for another observation layout or action "
-            "ids: delete barbu_env/__pycache__/_kernels.*.nbi and _kernels.*.nbc and import again"
-        )
+    file only, not to the modules these numbers come from: a stale cache is dropped and
+    every kernel here compiles afresh (``_bits.refresh_stale_cache``). Run on import."""
+    refresh_stale_cache(globals(), compiled_constants, FROZEN)
 
 
 check_compiled_constants()
@@ -367,26 +382,6 @@ def rules_params(rules) -> np.ndarray:
 
 
 @_kernel
-def _bit(card):
-    """The one-card set {card}."""
-    return U1 << np.uint64(card)
-
-
-@_kernel
-def _popcount(x):
-    x = x - ((x >> np.uint64(1)) & _POP_M1)
-    x = (x & _POP_M2) + ((x >> np.uint64(2)) & _POP_M2)
-    x = (x + (x >> np.uint64(4))) & _POP_M4
-    return np.int64((x * _POP_H01) >> np.uint64(56))
-
-
-@_kernel
-def _lowest(x):
-    """Index of the lowest set bit of a non-empty set."""
-    return _DEBRUIJN_INDEX[((x & (~x + U1)) * _DEBRUIJN) >> np.uint64(58)]
-
-
-@_kernel
 def _suit_mask(s):
     return SUIT_BITS << np.uint64(13 * s)
 
@@ -401,40 +396,38 @@ def _relative_set(seat, absolute):
 
 
 @_kernel
-def _next_random(c, i):
+def _next_random(cards, i):
     """Next 64-bit output of game slot i's splitmix64 stream (Steele et al. 2014)."""
-    z = c[i, K_RNG] + _SPLITMIX_GAMMA
-    c[i, K_RNG] = z
-    z = (z ^ (z >> np.uint64(30))) * _SPLITMIX_M1
-    z = (z ^ (z >> np.uint64(27))) * _SPLITMIX_M2
-    return z ^ (z >> np.uint64(31))
+    z = cards[i, K_RNG] + SPLITMIX_GAMMA
+    cards[i, K_RNG] = z
+    return splitmix64(z)
 
 
 @_kernel
-def _below(c, i, n):
+def _below(cards, i, n):
     """A uniform int in [0, n), n < 2**32: Lemire's multiply-shift with rejection
     (Lemire 2019, "Fast random integer generation in an interval", algorithm 5)."""
     un = np.uint64(n)
-    m = (_next_random(c, i) >> np.uint64(32)) * un
+    m = (_next_random(cards, i) >> np.uint64(32)) * un
     low = m & _LOW32
     if low < un:
         threshold = (_TWO32 - un) % un
         while low < threshold:
-            m = (_next_random(c, i) >> np.uint64(32)) * un
+            m = (_next_random(cards, i) >> np.uint64(32)) * un
             low = m & _LOW32
     return np.int64(m >> np.uint64(32))
 
 
 @_kernel
-def _random_deal(c, i):
-    """Deal the 52 cards into c[i, K_DEALT:K_DEALT+4]: each card in turn goes to a seat
+def _random_deal(cards, i):
+    """Deal the 52 cards into cards[i, K_DEALT:K_DEALT+4]: each card in turn goes to a seat
     drawn with probability proportional to the room left in its hand, which makes
     every deal equally likely."""
     room0 = room1 = room2 = 13
     h0 = h1 = h2 = h3 = U0
     for card in range(52):
-        r = _below(c, i, 52 - card)
-        b = _bit(card)
+        r = _below(cards, i, 52 - card)
+        b = bit(card)
         if r < room0:
             h0 |= b
             room0 -= 1
@@ -446,146 +439,142 @@ def _random_deal(c, i):
             room2 -= 1
         else:
             h3 |= b
-    c[i, K_DEALT] = h0
-    c[i, K_DEALT + 1] = h1
-    c[i, K_DEALT + 2] = h2
-    c[i, K_DEALT + 3] = h3
+    cards[i, K_DEALT] = h0
+    cards[i, K_DEALT + 1] = h1
+    cards[i, K_DEALT + 2] = h2
+    cards[i, K_DEALT + 3] = h3
 
 
 # ---------------------------------------------------------------------- game and hand set-up
 #
-# Argument names: g = ints [B, F], c = cards [B, K], preset [B, 28, 4], rp the rules,
+# Argument names: ints [B, F], cards [B, K], preset [B, 28, 4], rp the rules,
 # rewards [B, 4], i the game.
 
 
 @_kernel
-def _new_game(g, c, preset, rp, i, n_preset, first):
+def _new_game(ints, cards, preset, rp, i, n_preset, first):
     """A new game in slot i: ``first`` declarer (-1: drawn from the slot's stream),
     ``n_preset`` deals taken from ``preset[i]``, the rest dealt from the stream."""
     if first < 0:
-        first = _below(c, i, 4)
-    g[i, F_FIRST] = first
-    g[i, F_PRESET] = n_preset
-    g[i, F_HAND] = 0
-    g[i, F_DECISIONS] = 0
+        first = _below(cards, i, 4)
+    ints[i, F_FIRST] = first
+    ints[i, F_PRESET] = n_preset
+    ints[i, F_HAND] = 0
+    ints[i, F_DECISIONS] = 0
     m = rp[R_MIN_DOUBLES]
     for p in range(4):
-        g[i, F_LEFT + p] = 0x7F
-        g[i, F_SCORES + p] = 0
+        ints[i, F_LEFT + p] = 0x7F
+        ints[i, F_SCORES + p] = 0
         for d in range(4):
-            g[i, F_OWED + 4 * p + d] = 0 if p == d else m
-    _start_hand(g, c, preset, rp, i)
+            ints[i, F_OWED + 4 * p + d] = 0 if p == d else m
+    _start_hand(ints, cards, preset, rp, i)
 
 
 @_kernel
-def _start_hand(g, c, preset, rp, i):
-    h = g[i, F_HAND]
-    if h < g[i, F_PRESET]:
+def _start_hand(ints, cards, preset, rp, i):
+    h = ints[i, F_HAND]
+    if h < ints[i, F_PRESET]:
         for p in range(4):
-            c[i, K_DEALT + p] = preset[i, h, p]
+            cards[i, K_DEALT + p] = preset[i, h, p]
     else:
-        _random_deal(c, i)
+        _random_deal(cards, i)
     if rp[R_EVERY_HAND]:
-        d = (g[i, F_FIRST] + h) % 4
+        d = (ints[i, F_FIRST] + h) % 4
     else:
-        d = (g[i, F_FIRST] + h // 7) % 4
-    g[i, F_DECLARER] = d
-    g[i, F_PHASE] = DECLARE
-    g[i, F_CUR] = d
-    g[i, F_CONTRACT] = -1
-    g[i, F_TRUMP] = -1
-    g[i, F_RANK] = -1
-    g[i, F_DPOS] = 0
-    g[i, F_DLEN] = 0
-    g[i, F_TRICK_NO] = 0
-    g[i, F_LEADER] = d
-    g[i, F_TSIZE] = 0
-    g[i, F_LED] = -1
-    g[i, F_WIN_SEAT] = -1
-    g[i, F_WIN_CARD] = -1
-    g[i, F_NOUT] = 0
-    g[i, F_DIRTY] = 0xF
+        d = (ints[i, F_FIRST] + h // 7) % 4
+    ints[i, F_DECLARER] = d
+    ints[i, F_PHASE] = PH_DECLARE
+    ints[i, F_CUR] = d
+    ints[i, F_CONTRACT] = -1
+    ints[i, F_TRUMP] = -1
+    ints[i, F_RANK] = -1
+    ints[i, F_DPOS] = 0
+    ints[i, F_DLEN] = 0
+    ints[i, F_TRICK_NO] = 0
+    ints[i, F_LEADER] = d
+    ints[i, F_TSIZE] = 0
+    ints[i, F_LED] = -1
+    ints[i, F_WIN_SEAT] = -1
+    ints[i, F_WIN_CARD] = -1
+    ints[i, F_NOUT] = 0
+    ints[i, F_DIRTY] = 0xF
     for p in range(4):
-        g[i, F_NAMED + p] = 0
-        g[i, F_WON + p] = 0
-        g[i, F_POINTS + p] = 0
-        g[i, F_VOIDS + p] = 0
-        g[i, F_TRICK + p] = -1
-        c[i, K_HANDS + p] = c[i, K_DEALT + p]
-        c[i, K_PLAYED + p] = U0
-        c[i, K_TAKEN + p] = U0
-        c[i, K_EXCL + p] = U0
-        c[i, K_PASSES + p] = U0
-    c[i, K_TRICK] = U0
-    c[i, K_PLAYABLE] = U0
+        ints[i, F_NAMED + p] = 0
+        ints[i, F_REDOUBLED + p] = 0
+        ints[i, F_WON + p] = 0
+        ints[i, F_POINTS + p] = 0
+        ints[i, F_VOIDS + p] = 0
+        ints[i, F_TRICK + p] = -1
+        cards[i, K_HANDS + p] = cards[i, K_DEALT + p]
+        cards[i, K_PLAYED + p] = U0
+        cards[i, K_TAKEN + p] = U0
+        cards[i, K_EXCL + p] = U0
+        cards[i, K_PASSES + p] = U0
+    cards[i, K_TRICK] = U0
+    cards[i, K_PLAYABLE] = U0
     for k in range(NUM_CARDS):
-        g[i, F_PLAY_INDEX + k] = 0
+        ints[i, F_PLAY_INDEX + k] = 0
     for t in range(MAX_DOUBLING_TURNS):
-        g[i, F_DOUBLE_CHOICE + t] = 0
+        ints[i, F_DOUBLE_CHOICE + t] = 0
 
 
 # ---------------------------------------------------------------------- legality
 
 
 @_kernel
-def _legal(g, c, rp, i):
+def _legal(ints, cards, rp, i):
     """The legal actions of the seat to act as (lo, hi): actions 0-63 and 64-84."""
-    phase = g[i, F_PHASE]
-    if phase == TRICKS:
-        return _legal_trick_cards(g, c, rp, i), U0
-    if phase == DOMINO:
-        cards = c[i, K_HANDS + g[i, F_CUR]] & c[i, K_PLAYABLE]
-        if cards:
-            return cards, U0
+    phase = ints[i, F_PHASE]
+    if phase == PH_TRICKS:
+        return _legal_trick_cards(ints, cards, rp, i), U0
+    if phase == PH_DOMINO:
+        placeable = cards[i, K_HANDS + ints[i, F_CUR]] & cards[i, K_PLAYABLE]
+        if placeable:
+            return placeable, U0
         return U0, HI_PASS_BIT
-    if phase == DOUBLE:
-        return U0, _legal_doubles(g, rp, i) << HI_DOUBLE_SHIFT
-    if phase == DECLARE:
-        return np.uint64(g[i, F_LEFT + g[i, F_DECLARER]]) << np.uint64(DECLARE_OFFSET), U0
-    if phase == TRUMP:
+    if phase == PH_DOUBLE:
+        return U0, _legal_doubles(ints, rp, i) << HI_DOUBLE_SHIFT
+    if phase == PH_DECLARE:
+        return np.uint64(ints[i, F_LEFT + ints[i, F_DECLARER]]) << np.uint64(DECLARE_OFFSET), U0
+    if phase == PH_TRUMP:
         return LO_TRUMP_BITS, U0
-    if phase == DOMINO_RANK:
+    if phase == PH_DOMINO_RANK:
         return LO_RANK_BIT, HI_RANK_BITS
     return U0, U0
 
 
 @_kernel
-def _legal_trick_cards(g, c, rp, i):
-    hand = c[i, K_HANDS + g[i, F_CUR]]
-    contract = g[i, F_CONTRACT]
-    if g[i, F_TSIZE] == 0:
+def _legal_trick_cards(ints, cards, rp, i):
+    hand = cards[i, K_HANDS + ints[i, F_CUR]]
+    contract = ints[i, F_CONTRACT]
+    if ints[i, F_TSIZE] == 0:
         # Leading: No Hearts and Barbu ban a heart lead unless the hand is all hearts.
-        if contract == NO_HEARTS or contract == BARBU:
-            rest = hand & ~HEARTS_MASK
+        if contract == C_NO_HEARTS or contract == C_BARBU:
+            rest = hand & ~HEARTS_BITS
             return rest if rest else hand
         return hand
-    led = g[i, F_LED]
+    led = ints[i, F_LED]
     follow = hand & _suit_mask(led)
-    if contract == TRUMPS:
-        return _legal_trumps(g, c, rp, i, hand, follow)
-    if contract == BARBU and rp[R_KING_FIRST] and hand & _bit(KING_OF_HEARTS):
+    if contract == C_TRUMPS:
+        return _legal_trumps(ints, cards, rp, i, hand, follow)
+    if contract == C_BARBU and rp[R_KING_FIRST] and hand & bit(KING_OF_HEARTS):
         # K♥ at the first chance: when void in the led suit ...
         if not follow:
-            return _bit(KING_OF_HEARTS)
+            return bit(KING_OF_HEARTS)
         # ... and on a heart lead once A♥ is in the trick.
-        if led == 2 and c[i, K_TRICK] & _bit(ACE_OF_HEARTS):
-            return _bit(KING_OF_HEARTS)
+        if led == 2 and cards[i, K_TRICK] & bit(ACE_OF_HEARTS):
+            return bit(KING_OF_HEARTS)
     # Follow suit if able, else any card.
     return follow if follow else hand
 
 
 @_kernel
-def _legal_trumps(g, c, rp, i, hand, follow):
-    trump = g[i, F_TRUMP]
+def _legal_trumps(ints, cards, rp, i, hand, follow):
+    trump = ints[i, F_TRUMP]
     trumps_held = hand & _suit_mask(trump)
-    in_trick = (c[i, K_TRICK] >> np.uint64(13 * trump)) & SUIT_BITS
-    # Trumps above every trump in the trick (all held trumps if the trick has none).
-    top = 0  # 1 + rank of the highest trump in the trick, 0 if none
-    while in_trick:
-        top += 1
-        in_trick >>= U1
-    higher = trumps_held & ~((U1 << np.uint64(13 * trump + top)) - U1) if top else trumps_held
-    if g[i, F_LED] == trump:
+    top = _top_trump(cards, i, trump)
+    higher = trumps_held & _higher_trumps(trump, top)  # all held trumps if the trick has none
+    if ints[i, F_LED] == trump:
         # Trump led: follow with a trump, beating the trick's trumps if able.
         if not trumps_held:
             return hand
@@ -605,189 +594,336 @@ def _legal_trumps(g, c, rp, i, hand, follow):
 
 
 @_kernel
-def _legal_doubles(g, rp, i):
+def _top_trump(cards, i, trump):
+    """1 + the rank of the highest trump in game i's trick, 0 if it holds none."""
+    in_trick = (cards[i, K_TRICK] >> np.uint64(13 * trump)) & SUIT_BITS
+    top = 0
+    while in_trick:
+        top += 1
+        in_trick >>= U1
+    return top
+
+
+@_kernel
+def _higher_trumps(trump, top):
+    """The trumps above every trump in the trick (``top`` from ``_top_trump``): the whole suit if none."""
+    return _suit_mask(trump) & ~((U1 << np.uint64(13 * trump + top)) - U1)
+
+
+@_kernel
+def _legal_doubles(ints, rp, i):
     """8-bit set of the legal doubling choices b (actions 76 + b)."""
-    seat = g[i, F_CUR]
-    d = g[i, F_DECLARER]
-    if g[i, F_DPOS] >= 4:
+    seat = ints[i, F_CUR]
+    d = ints[i, F_DECLARER]
+    if ints[i, F_DPOS] >= 4:
         # Redouble pass: the later players who doubled this seat, not yet redoubled.
-        targets = _redouble_pass_targets(g, i, seat)
+        targets = _redouble_pass_targets(ints, i, seat)
         required = 0
     elif seat == d:
         # Declarer: redouble any of those who doubled them.
         targets = 0
         for p in range(4):
-            if (g[i, F_NAMED + p] >> d) & 1:
+            if (ints[i, F_NAMED + p] >> d) & 1:
                 targets |= 1 << p
         required = 0
     else:
-        if g[i, F_CONTRACT] >= TRUMPS or rp[R_DECLARER_ONLY]:
+        if ints[i, F_CONTRACT] >= C_TRUMPS or rp[R_DECLARER_ONLY]:
             targets = 1 << d
         else:
             targets = 0xF & ~(1 << seat)
         # The obligation: owing as many doubles as the declarer has hands left (this one too).
-        hands_left = _popcount(np.uint64(g[i, F_LEFT + d])) + 1
-        required = 1 << d if g[i, F_OWED + 4 * seat + d] >= hands_left else 0
+        hands_left = popcount(np.uint64(ints[i, F_LEFT + d])) + 1
+        required = 1 << d if ints[i, F_OWED + 4 * seat + d] >= hands_left else 0
     return DOUBLE_BITS[_relative_set(seat, targets), _relative_set(seat, required)]
 
 
 @_kernel
-def _redouble_pass_targets(g, i, seat):
+def _redouble_pass_targets(ints, i, seat):
     """Seats acting after ``seat`` in the four turns who doubled (not redoubled) it."""
     k = 0
-    while g[i, F_ORDER + k] != seat:
+    while ints[i, F_ORDER + k] != seat:
         k += 1
     targets = 0
-    named_by_seat = g[i, F_NAMED + seat]
+    named_by_seat = ints[i, F_NAMED + seat]
     for j in range(k + 1, 4):
-        p = g[i, F_ORDER + j]
-        if (g[i, F_NAMED + p] >> seat) & 1 and not (named_by_seat >> p) & 1:
+        p = ints[i, F_ORDER + j]
+        if (ints[i, F_NAMED + p] >> seat) & 1 and not (named_by_seat >> p) & 1:
             targets |= 1 << p
     return targets
+
+
+# ---------------------------------------------------------------------- refusals
+#
+# Why an action is not legal (constants.Refusal), rule by rule as the legality functions above
+# decide it: test_vector checks on random positions under every preset and switch that the code
+# is LEGAL exactly for the legal actions.
+
+
+@_kernel
+def _refusal(ints, cards, rp, i, action):
+    """The ``Refusal`` code of ``action`` for game i's seat to act (``RF_LEGAL`` iff legal)."""
+    if action < 0 or action >= NUM_ACTIONS:
+        return RF_NO_SUCH_ACTION
+    phase = ints[i, F_PHASE]
+    if phase == PH_GAME_OVER:
+        return RF_GAME_OVER
+    if action < DECLARE_OFFSET:
+        if phase == PH_TRICKS:
+            return _trick_card_refusal(ints, cards, rp, i, action)
+        if phase == PH_DOMINO:
+            if not cards[i, K_HANDS + ints[i, F_CUR]] & bit(action):
+                return RF_NOT_HELD
+            return RF_LEGAL if cards[i, K_PLAYABLE] & bit(action) else RF_NOT_ON_LAYOUT
+        return RF_WRONG_PHASE
+    if action == PASS_ACTION:
+        if phase != PH_DOMINO:
+            return RF_WRONG_PHASE
+        return RF_MUST_PLACE if cards[i, K_HANDS + ints[i, F_CUR]] & cards[i, K_PLAYABLE] else RF_LEGAL
+    if action >= DOUBLE_OFFSET:
+        return _double_refusal(ints, rp, i, action - DOUBLE_OFFSET) if phase == PH_DOUBLE else RF_WRONG_PHASE
+    if action >= RANK_OFFSET:
+        return RF_LEGAL if phase == PH_DOMINO_RANK else RF_WRONG_PHASE
+    if action >= TRUMP_OFFSET:
+        return RF_LEGAL if phase == PH_TRUMP else RF_WRONG_PHASE
+    if phase != PH_DECLARE:
+        return RF_WRONG_PHASE
+    return RF_LEGAL if (ints[i, F_LEFT + ints[i, F_DECLARER]] >> (action - DECLARE_OFFSET)) & 1 else RF_ALREADY_DECLARED
+
+
+@_kernel
+def _trick_card_refusal(ints, cards, rp, i, card):
+    """``_refusal`` of a card in trick play: the cases of ``_legal_trick_cards``."""
+    hand = cards[i, K_HANDS + ints[i, F_CUR]]
+    b = bit(card)
+    if not hand & b:
+        return RF_NOT_HELD
+    contract = ints[i, F_CONTRACT]
+    suit = card // 13
+    if ints[i, F_TSIZE] == 0:
+        if (contract == C_NO_HEARTS or contract == C_BARBU) and suit == 2 and hand & ~HEARTS_BITS:
+            return RF_HEART_LEAD
+        return RF_LEGAL
+    led = ints[i, F_LED]
+    follow = hand & _suit_mask(led)
+    if contract == C_TRUMPS:
+        return _trumps_refusal(ints, cards, rp, i, hand, follow, card)
+    if contract == C_BARBU and rp[R_KING_FIRST] and hand & bit(KING_OF_HEARTS) and card != KING_OF_HEARTS:
+        if not follow or (led == 2 and cards[i, K_TRICK] & bit(ACE_OF_HEARTS)):
+            return RF_KING_FIRST
+    return RF_FOLLOW_SUIT if follow and suit != led else RF_LEGAL
+
+
+@_kernel
+def _trumps_refusal(ints, cards, rp, i, hand, follow, card):
+    """``_refusal`` of a held card in Trumps: the cases of ``_legal_trumps``."""
+    trump = ints[i, F_TRUMP]
+    trumps_held = hand & _suit_mask(trump)
+    top = _top_trump(cards, i, trump)
+    higher = trumps_held & _higher_trumps(trump, top)
+    b = bit(card)
+    suit = card // 13
+    if ints[i, F_LED] == trump:
+        if not trumps_held:
+            return RF_LEGAL
+        if suit != trump:
+            return RF_FOLLOW_SUIT
+        return RF_OVERTRUMP if rp[R_OVERTRUMP] and higher and not higher & b else RF_LEGAL
+    if follow:
+        return RF_FOLLOW_SUIT if suit != ints[i, F_LED] else RF_LEGAL
+    if not trumps_held:
+        return RF_LEGAL
+    if top and rp[R_OVERTRUMP]:
+        return RF_OVERTRUMP if higher and not higher & b else RF_LEGAL
+    return RF_RUFF if rp[R_RUFF] and suit != trump else RF_LEGAL
+
+
+@_kernel
+def _double_refusal(ints, rp, i, choice):
+    """``_refusal`` of the doubling choice ``choice`` (action 76 + choice): the cases of
+    ``_legal_doubles``."""
+    seat = ints[i, F_CUR]
+    d = ints[i, F_DECLARER]
+    named = 0  # the absolute seats named
+    for k in range(3):
+        if (choice >> k) & 1:
+            named |= 1 << ((seat + 1 + k) % 4)
+    if ints[i, F_DPOS] >= 4:
+        return RF_REDOUBLE_PASS_ONLY if named & ~_redouble_pass_targets(ints, i, seat) else RF_LEGAL
+    if seat == d:
+        for p in range(4):
+            if (named >> p) & 1 and not (ints[i, F_NAMED + p] >> d) & 1:
+                return RF_DECLARER_REDOUBLES_ONLY
+        return RF_LEGAL
+    if named & ~(1 << d):
+        if ints[i, F_CONTRACT] >= C_TRUMPS:
+            return RF_DECLARER_ONLY_CONTRACT
+        if rp[R_DECLARER_ONLY]:
+            return RF_DECLARER_ONLY_RULE
+    hands_left = popcount(np.uint64(ints[i, F_LEFT + d])) + 1
+    if ints[i, F_OWED + 4 * seat + d] >= hands_left and not (named >> d) & 1:
+        return RF_MUST_DOUBLE_DECLARER
+    return RF_LEGAL
 
 
 # ---------------------------------------------------------------------- actions
 
 
 @_kernel
-def _apply(g, c, preset, rp, rewards, i, action):
+def _apply(ints, cards, preset, rp, rewards, i, action):
     """Apply the (legal) action of game i's seat to act. Returns 0, or 1 if it ended a
     hand (``rewards[i]`` then holds the settled scores), 2 if it ended the game."""
-    g[i, F_DECISIONS] += 1
-    phase = g[i, F_PHASE]
-    if phase == TRICKS:
-        return _apply_trick_card(g, c, preset, rp, rewards, i, action)
-    if phase == DOMINO:
-        return _apply_domino(g, c, preset, rp, rewards, i, action)
-    g[i, F_DIRTY] = 0xF  # every other decision changes the hand-level block
-    if phase == DOUBLE:
-        _apply_double(g, c, rp, i, action)
-    elif phase == DECLARE:
-        _apply_declare(g, i, action)
-    elif phase == TRUMP:
-        g[i, F_TRUMP] = action - TRUMP_OFFSET
-        _start_doubling(g, i)
-    else:  # DOMINO_RANK
-        g[i, F_RANK] = action - RANK_OFFSET
-        _start_doubling(g, i)
+    ints[i, F_DECISIONS] += 1
+    phase = ints[i, F_PHASE]
+    if phase == PH_TRICKS:
+        return _apply_trick_card(ints, cards, preset, rp, rewards, i, action)
+    if phase == PH_DOMINO:
+        return _apply_domino(ints, cards, preset, rp, rewards, i, action)
+    ints[i, F_DIRTY] = 0xF  # every other decision changes the hand-level block
+    if phase == PH_DOUBLE:
+        _apply_double(ints, cards, rp, i, action)
+    elif phase == PH_DECLARE:
+        _apply_declare(ints, i, action)
+    elif phase == PH_TRUMP:
+        ints[i, F_TRUMP] = action - TRUMP_OFFSET
+        _start_doubling(ints, i)
+    else:  # PH_DOMINO_RANK
+        ints[i, F_RANK] = action - RANK_OFFSET
+        _start_doubling(ints, i)
     return 0
 
 
 @_kernel
-def _apply_declare(g, i, action):
+def _apply_declare(ints, i, action):
     contract = action - DECLARE_OFFSET
-    g[i, F_CONTRACT] = contract
-    g[i, F_LEFT + g[i, F_DECLARER]] &= ~(1 << contract)
-    if contract == TRUMPS:
-        g[i, F_PHASE] = TRUMP
-    elif contract == DOMINO_CONTRACT:
-        g[i, F_PHASE] = DOMINO_RANK
+    ints[i, F_CONTRACT] = contract
+    ints[i, F_LEFT + ints[i, F_DECLARER]] &= ~(1 << contract)
+    if contract == C_TRUMPS:
+        ints[i, F_PHASE] = PH_TRUMP
+    elif contract == C_DOMINO:
+        ints[i, F_PHASE] = PH_DOMINO_RANK
     else:
-        _start_doubling(g, i)
+        _start_doubling(ints, i)
 
 
 @_kernel
-def _start_doubling(g, i):
-    d = g[i, F_DECLARER]
-    g[i, F_PHASE] = DOUBLE
+def _start_doubling(ints, i):
+    ints[i, F_PHASE] = PH_DOUBLE
+    _four_turns(ints, i)
+    ints[i, F_DLEN] = 4
+    ints[i, F_DPOS] = 0
+    ints[i, F_CUR] = ints[i, F_ORDER]
+
+
+@_kernel
+def _four_turns(ints, i):
+    """The four doubling turns into F_ORDER: the declarer's left first, the declarer last."""
+    d = ints[i, F_DECLARER]
     for k in range(4):
-        g[i, F_ORDER + k] = (d + 1 + k) % 4
-    g[i, F_DLEN] = 4
-    g[i, F_DPOS] = 0
-    g[i, F_CUR] = g[i, F_ORDER]
+        ints[i, F_ORDER + k] = (d + 1 + k) % 4
 
 
 @_kernel
-def _apply_double(g, c, rp, i, action):
-    seat = g[i, F_CUR]
+def _add_pass_turns(ints, i, start):
+    """The redouble-pass turns of the first three turns' seats after index ``start`` that have
+    someone to redouble, appended to F_ORDER (F_DLEN grows)."""
+    for k in range(start, 3):
+        p = ints[i, F_ORDER + k]
+        if _redouble_pass_targets(ints, i, p):
+            ints[i, F_ORDER + ints[i, F_DLEN]] = p
+            ints[i, F_DLEN] += 1
+
+
+@_kernel
+def _apply_double(ints, cards, rp, i, action):
+    seat = ints[i, F_CUR]
     rel = action - DOUBLE_OFFSET
-    g[i, F_DOUBLE_CHOICE + g[i, F_DPOS]] = 1 + rel
+    ints[i, F_DOUBLE_CHOICE + ints[i, F_DPOS]] = 1 + rel
     for k in range(3):
         if (rel >> k) & 1:
             target = (seat + 1 + k) % 4
-            if target == g[i, F_DECLARER]:  # only doubles of the declarer count
-                owed = g[i, F_OWED + 4 * seat + target]
-                g[i, F_OWED + 4 * seat + target] = owed - 1 if owed > 0 else 0
-            g[i, F_NAMED + seat] |= 1 << target
-    g[i, F_DPOS] += 1
-    if g[i, F_DPOS] == 4 and rp[R_REDOUBLE_PASS]:
-        for k in range(3):
-            p = g[i, F_ORDER + k]
-            if _redouble_pass_targets(g, i, p):
-                g[i, F_ORDER + g[i, F_DLEN]] = p
-                g[i, F_DLEN] += 1
-    if g[i, F_DPOS] < g[i, F_DLEN]:
-        g[i, F_CUR] = g[i, F_ORDER + g[i, F_DPOS]]
+            if target == ints[i, F_DECLARER]:  # only doubles of the declarer count
+                owed = ints[i, F_OWED + 4 * seat + target]
+                ints[i, F_OWED + 4 * seat + target] = owed - 1 if owed > 0 else 0
+            if (ints[i, F_NAMED + target] >> seat) & 1:  # the target had named the actor: a redouble
+                ints[i, F_REDOUBLED + seat] |= 1 << target
+            ints[i, F_NAMED + seat] |= 1 << target
+    ints[i, F_DPOS] += 1
+    if ints[i, F_DPOS] == 4 and rp[R_REDOUBLE_PASS]:
+        _add_pass_turns(ints, i, 0)
+    if ints[i, F_DPOS] < ints[i, F_DLEN]:
+        ints[i, F_CUR] = ints[i, F_ORDER + ints[i, F_DPOS]]
     else:
-        _start_play(g, c, i)
+        _start_play(ints, cards, i)
 
 
 @_kernel
-def _start_play(g, c, i):
-    d = g[i, F_DECLARER]
-    g[i, F_CUR] = d
-    g[i, F_LEADER] = d
-    if g[i, F_CONTRACT] == DOMINO_CONTRACT:
-        g[i, F_PHASE] = DOMINO
-        rank = g[i, F_RANK]
+def _start_play(ints, cards, i):
+    d = ints[i, F_DECLARER]
+    ints[i, F_CUR] = d
+    ints[i, F_LEADER] = d
+    if ints[i, F_CONTRACT] == C_DOMINO:
+        ints[i, F_PHASE] = PH_DOMINO
+        rank = ints[i, F_RANK]
         playable = U0
         for s in range(4):
-            playable |= _bit(13 * s + rank)
-        c[i, K_PLAYABLE] = playable
+            playable |= bit(13 * s + rank)
+        cards[i, K_PLAYABLE] = playable
     else:
-        g[i, F_PHASE] = TRICKS
+        ints[i, F_PHASE] = PH_TRICKS
 
 
 @_kernel
-def _apply_trick_card(g, c, preset, rp, rewards, i, card):
-    seat = g[i, F_CUR]
-    c[i, K_EXCL + seat] |= _excluded_by_play(g, c, rp, i, card)
-    g[i, F_PLAY_INDEX + card] = 1 + 4 * g[i, F_TRICK_NO] + g[i, F_TSIZE]
-    b = _bit(card)
-    c[i, K_HANDS + seat] ^= b
-    c[i, K_PLAYED + seat] |= b
-    c[i, K_TRICK] |= b
-    g[i, F_TRICK + seat] = card
+def _apply_trick_card(ints, cards, preset, rp, rewards, i, card):
+    seat = ints[i, F_CUR]
+    cards[i, K_EXCL + seat] |= _excluded_by_play(ints, cards, rp, i, card)
+    ints[i, F_PLAY_INDEX + card] = 1 + 4 * ints[i, F_TRICK_NO] + ints[i, F_TSIZE]
+    b = bit(card)
+    cards[i, K_HANDS + seat] ^= b
+    cards[i, K_PLAYED + seat] |= b
+    cards[i, K_TRICK] |= b
+    ints[i, F_TRICK + seat] = card
     suit = card // 13
-    if g[i, F_TSIZE] == 0:
-        g[i, F_LED] = suit
-        g[i, F_WIN_SEAT] = seat
-        g[i, F_WIN_CARD] = card
+    if ints[i, F_TSIZE] == 0:
+        ints[i, F_LED] = suit
+        ints[i, F_WIN_SEAT] = seat
+        ints[i, F_WIN_CARD] = card
     else:
-        win = g[i, F_WIN_CARD]
-        if suit != g[i, F_LED]:  # did not follow: void in the led suit, for all to see
-            g[i, F_VOIDS + seat] |= 1 << g[i, F_LED]
-        if (suit == win // 13 and card > win) or (suit == g[i, F_TRUMP] and win // 13 != suit):
-            g[i, F_WIN_SEAT] = seat
-            g[i, F_WIN_CARD] = card
-    g[i, F_TSIZE] += 1
-    if g[i, F_TSIZE] < 4:
-        g[i, F_CUR] = (seat + 1) % 4
+        if suit != ints[i, F_LED]:  # did not follow: void in the led suit, for all to see
+            ints[i, F_VOIDS + seat] |= 1 << ints[i, F_LED]
+        if _beats(card, ints[i, F_WIN_CARD], ints[i, F_TRUMP]):
+            ints[i, F_WIN_SEAT] = seat
+            ints[i, F_WIN_CARD] = card
+    ints[i, F_TSIZE] += 1
+    if ints[i, F_TSIZE] < 4:
+        ints[i, F_CUR] = (seat + 1) % 4
         return 0
-    return _finish_trick(g, c, preset, rp, rewards, i)
+    return _finish_trick(ints, cards, preset, rp, rewards, i)
 
 
 @_kernel
-def _excluded_by_play(g, c, rp, i, card):
+def _beats(card, win, trump):
+    """``card`` takes the trick from ``win``, the card winning it so far (``trump``: -1 if none)."""
+    suit = card // 13
+    return (suit == win // 13 and card > win) or (suit == trump and win // 13 != suit)
+
+
+@_kernel
+def _excluded_by_play(ints, cards, rp, i, card):
     """The cards that playing ``card`` (legal, not yet applied) shows the seat to act
     does not hold: what it would have had to play instead (docs/rules.md#what-play-reveals)."""
-    contract = g[i, F_CONTRACT]
+    contract = ints[i, F_CONTRACT]
     suit = card // 13
-    if g[i, F_TSIZE] == 0:
+    if ints[i, F_TSIZE] == 0:
         # A heart lead in No Hearts or Barbu: the hand was all hearts.
-        if (contract == NO_HEARTS or contract == BARBU) and suit == 2:
-            return ALL_CARDS & ~HEARTS_MASK
+        if (contract == C_NO_HEARTS or contract == C_BARBU) and suit == 2:
+            return ALL_CARDS & ~HEARTS_BITS
         return U0
-    led = g[i, F_LED]
+    led = ints[i, F_LED]
     out = U0 if suit == led else _suit_mask(led)  # did not follow: void in the led suit
-    if contract == TRUMPS:
-        trump = g[i, F_TRUMP]
-        in_trick = (c[i, K_TRICK] >> np.uint64(13 * trump)) & SUIT_BITS
-        top = 0  # 1 + rank of the highest trump in the trick, 0 if none
-        while in_trick:
-            top += 1
-            in_trick >>= U1
-        higher = _suit_mask(trump) & ~((U1 << np.uint64(13 * trump + top)) - U1)
+    if contract == C_TRUMPS:
+        trump = ints[i, F_TRUMP]
+        top = _top_trump(cards, i, trump)
+        higher = _higher_trumps(trump, top)
         beats = suit == trump and card % 13 >= top
         if led == trump:
             # A trump led and followed without beating the trick: no higher trump held.
@@ -799,389 +935,432 @@ def _excluded_by_play(g, c, rp, i, card):
                     out |= higher
             elif rp[R_RUFF] and suit != trump:  # obliged to ruff and did not: no trump held
                 out |= _suit_mask(trump)
-    elif contract == BARBU and rp[R_KING_FIRST] and card != KING_OF_HEARTS:
+    elif contract == C_BARBU and rp[R_KING_FIRST] and card != KING_OF_HEARTS:
         # K♥ at the first chance: not played when void, or on a heart lead once A♥ is in.
-        if suit != led or (led == 2 and c[i, K_TRICK] & _bit(ACE_OF_HEARTS)):
-            out |= _bit(KING_OF_HEARTS)
+        if suit != led or (led == 2 and cards[i, K_TRICK] & bit(ACE_OF_HEARTS)):
+            out |= bit(KING_OF_HEARTS)
     return out
 
 
 @_kernel
-def _finish_trick(g, c, preset, rp, rewards, i):
-    winner = g[i, F_WIN_SEAT]
-    cards = c[i, K_TRICK]
-    contract = g[i, F_CONTRACT]
-    c[i, K_TAKEN + winner] |= cards
-    g[i, F_WON + winner] += 1
-    n = g[i, F_TRICK_NO]
+def _finish_trick(ints, cards, preset, rp, rewards, i):
+    winner = ints[i, F_WIN_SEAT]
+    taken = cards[i, K_TRICK]
+    contract = ints[i, F_CONTRACT]
+    cards[i, K_TAKEN + winner] |= taken
+    ints[i, F_WON + winner] += 1
+    n = ints[i, F_TRICK_NO]
     over = n == 12
     pts = F_POINTS + winner
-    if contract == NO_TRICKS:
-        g[i, pts] += rp[R_NO_TRICKS]
-    elif contract == NO_HEARTS:
-        hearts = cards & HEARTS_MASK
+    if contract == C_NO_TRICKS:
+        ints[i, pts] += rp[R_NO_TRICKS]
+    elif contract == C_NO_HEARTS:
+        hearts = taken & HEARTS_BITS
         if hearts:
-            ace = 1 if cards & _bit(ACE_OF_HEARTS) else 0
-            g[i, pts] += rp[R_NO_HEARTS] * (_popcount(hearts) - ace) + rp[R_NO_HEARTS_ACE] * ace
+            ace = 1 if taken & bit(ACE_OF_HEARTS) else 0
+            ints[i, pts] += rp[R_NO_HEARTS] * (popcount(hearts) - ace) + rp[R_NO_HEARTS_ACE] * ace
             if rp[R_END_HEARTS]:
-                held = c[i, K_HANDS] | c[i, K_HANDS + 1] | c[i, K_HANDS + 2] | c[i, K_HANDS + 3]
-                over = over or (held & HEARTS_MASK) == U0
-    elif contract == NO_QUEENS:
-        queens = cards & QUEENS_MASK
+                held = cards[i, K_HANDS] | cards[i, K_HANDS + 1] | cards[i, K_HANDS + 2] | cards[i, K_HANDS + 3]
+                over = over or (held & HEARTS_BITS) == U0
+    elif contract == C_NO_QUEENS:
+        queens = taken & QUEENS_BITS
         if queens:
-            g[i, pts] += rp[R_NO_QUEENS] * _popcount(queens)
+            ints[i, pts] += rp[R_NO_QUEENS] * popcount(queens)
             if rp[R_END_QUEENS]:
-                held = c[i, K_HANDS] | c[i, K_HANDS + 1] | c[i, K_HANDS + 2] | c[i, K_HANDS + 3]
-                over = over or (held & QUEENS_MASK) == U0
-    elif contract == BARBU:
-        if cards & _bit(KING_OF_HEARTS):
-            g[i, pts] += rp[R_BARBU]
+                held = cards[i, K_HANDS] | cards[i, K_HANDS + 1] | cards[i, K_HANDS + 2] | cards[i, K_HANDS + 3]
+                over = over or (held & QUEENS_BITS) == U0
+    elif contract == C_BARBU:
+        if taken & bit(KING_OF_HEARTS):
+            ints[i, pts] += rp[R_BARBU]
             over = over or rp[R_END_BARBU] != 0
-    elif contract == NO_LAST_TWO:
+    elif contract == C_NO_LAST_TWO:
         if n >= 11:
-            g[i, pts] += rp[R_LAST_TWO + n - 11]
+            ints[i, pts] += rp[R_LAST_TWO + n - 11]
     else:  # Trumps
-        g[i, pts] += rp[R_TRUMPS]
+        ints[i, pts] += rp[R_TRUMPS]
     if over:
-        return _finish_hand(g, c, preset, rp, rewards, i)
-    g[i, F_TRICK_NO] = n + 1
-    g[i, F_LEADER] = winner
-    g[i, F_CUR] = winner
+        return _finish_hand(ints, cards, preset, rp, rewards, i)
+    ints[i, F_TRICK_NO] = n + 1
+    ints[i, F_LEADER] = winner
+    ints[i, F_CUR] = winner
     for p in range(4):
-        g[i, F_TRICK + p] = -1
-    c[i, K_TRICK] = U0
-    g[i, F_TSIZE] = 0
-    g[i, F_LED] = -1
+        ints[i, F_TRICK + p] = -1
+    cards[i, K_TRICK] = U0
+    ints[i, F_TSIZE] = 0
+    ints[i, F_LED] = -1
     return 0
 
 
 @_kernel
-def _apply_domino(g, c, preset, rp, rewards, i, action):
-    seat = g[i, F_CUR]
-    placed = _popcount(c[i, K_PLAYED] | c[i, K_PLAYED + 1] | c[i, K_PLAYED + 2] | c[i, K_PLAYED + 3])
+def _apply_domino(ints, cards, preset, rp, rewards, i, action):
+    seat = ints[i, F_CUR]
+    placed = popcount(cards[i, K_PLAYED] | cards[i, K_PLAYED + 1] | cards[i, K_PLAYED + 2] | cards[i, K_PLAYED + 3])
     if action == PASS_ACTION:  # a pass: none of the cards that could be placed is held
-        c[i, K_EXCL + seat] |= c[i, K_PLAYABLE]
-        c[i, K_PASSES + seat] |= U1 << np.uint64(placed)
+        cards[i, K_EXCL + seat] |= cards[i, K_PLAYABLE]
+        cards[i, K_PASSES + seat] |= U1 << np.uint64(placed)
     else:
-        g[i, F_PLAY_INDEX + action] = 1 + placed
-        b = _bit(action)
-        c[i, K_HANDS + seat] ^= b
-        c[i, K_PLAYED + seat] |= b
+        ints[i, F_PLAY_INDEX + action] = 1 + placed
+        b = bit(action)
+        cards[i, K_HANDS + seat] ^= b
+        cards[i, K_PLAYED + seat] |= b
         rank = action % 13
         # The card leaves the playable set; its row now reaches one rank further.
-        c[i, K_PLAYABLE] ^= b
-        start = g[i, F_RANK]
+        cards[i, K_PLAYABLE] ^= b
+        start = ints[i, F_RANK]
         if rank >= start and rank < 12:
-            c[i, K_PLAYABLE] |= b << U1
+            cards[i, K_PLAYABLE] |= b << U1
         if rank <= start and rank > 0:
-            c[i, K_PLAYABLE] |= b >> U1
-        if not c[i, K_HANDS + seat]:
-            g[i, F_OUT + g[i, F_NOUT]] = seat
-            g[i, F_NOUT] += 1
-            if g[i, F_NOUT] == 3:
+            cards[i, K_PLAYABLE] |= b >> U1
+        if not cards[i, K_HANDS + seat]:
+            ints[i, F_OUT + ints[i, F_NOUT]] = seat
+            ints[i, F_NOUT] += 1
+            if ints[i, F_NOUT] == 3:
                 last = 0
-                while not c[i, K_HANDS + last]:
+                while not cards[i, K_HANDS + last]:
                     last += 1
-                g[i, F_OUT + 3] = last
+                ints[i, F_OUT + 3] = last
                 for place in range(4):
-                    g[i, F_POINTS + g[i, F_OUT + place]] = rp[R_DOMINO + place]
-                return _finish_hand(g, c, preset, rp, rewards, i)
+                    ints[i, F_POINTS + ints[i, F_OUT + place]] = rp[R_DOMINO + place]
+                return _finish_hand(ints, cards, preset, rp, rewards, i)
     # Next seat to the left that still holds cards.
     nxt = (seat + 1) % 4
-    while not c[i, K_HANDS + nxt]:
+    while not cards[i, K_HANDS + nxt]:
         nxt = (nxt + 1) % 4
-    g[i, F_CUR] = nxt
+    ints[i, F_CUR] = nxt
     return 0
 
 
 @_kernel
-def _finish_hand(g, c, preset, rp, rewards, i):
+def _finish_hand(ints, cards, preset, rp, rewards, i):
     """Settle the hand from the raw scores in F_POINTS (docs/rules.md#settlement) into ``rewards[i]``
     and its record (``F_REC_*``, ``K_REC_DEALT``); start the next hand, or end the game (returns 2)
     after hand 28 or the last hand of the episode (F_HAND a multiple of F_EPISODE)."""
-    _record_hand(g, c, i)
+    _record_hand(ints, cards, i)
     for p in range(4):
         # For each pair at level k (1 double, 2 redoubled): p gets k * (raw_p - raw_q).
-        raw = g[i, F_POINTS + p]
+        raw = ints[i, F_POINTS + p]
         settled = raw
         for q in range(4):
             if q != p:
-                k = ((g[i, F_NAMED + p] >> q) & 1) + ((g[i, F_NAMED + q] >> p) & 1)
-                settled += k * (raw - g[i, F_POINTS + q])
+                k = ((ints[i, F_NAMED + p] >> q) & 1) + ((ints[i, F_NAMED + q] >> p) & 1)
+                settled += k * (raw - ints[i, F_POINTS + q])
         rewards[i, p] = settled
-        g[i, F_REC_SETTLED + p] = settled
-        g[i, F_SCORES + p] += settled
-    g[i, F_HAND] += 1
-    if g[i, F_HAND] == NUM_HANDS or g[i, F_HAND] % g[i, F_EPISODE] == 0:
-        g[i, F_PHASE] = GAME_OVER
-        g[i, F_CUR] = -1
-        g[i, F_DIRTY] = 0xF
+        ints[i, F_REC_SETTLED + p] = settled
+        ints[i, F_SCORES + p] += settled
+    ints[i, F_HAND] += 1
+    if ints[i, F_HAND] == NUM_HANDS or ints[i, F_HAND] % ints[i, F_EPISODE] == 0:
+        ints[i, F_PHASE] = PH_GAME_OVER
+        ints[i, F_CUR] = -1
+        ints[i, F_DIRTY] = 0xF
         return 2
-    _start_hand(g, c, preset, rp, i)
+    _start_hand(ints, cards, preset, rp, i)
     return 1
 
 
 @_kernel
-def _record_hand(g, c, i):
+def _record_hand(ints, cards, i):
     """Game i's hand, just over, into its record fields (all but the settled scores)."""
-    g[i, F_REC_HAND] = g[i, F_HAND]
-    g[i, F_REC_DECLARER] = g[i, F_DECLARER]
-    g[i, F_REC_CONTRACT] = g[i, F_CONTRACT]
-    g[i, F_REC_TRUMP] = g[i, F_TRUMP]
-    g[i, F_REC_RANK] = g[i, F_RANK]
-    g[i, F_REC_NOUT] = g[i, F_NOUT]
+    ints[i, F_REC_HAND] = ints[i, F_HAND]
+    ints[i, F_REC_DECLARER] = ints[i, F_DECLARER]
+    ints[i, F_REC_CONTRACT] = ints[i, F_CONTRACT]
+    ints[i, F_REC_TRUMP] = ints[i, F_TRUMP]
+    ints[i, F_REC_RANK] = ints[i, F_RANK]
+    ints[i, F_REC_NOUT] = ints[i, F_NOUT]
     for p in range(4):
-        g[i, F_REC_NAMED + p] = g[i, F_NAMED + p]
-        g[i, F_REC_RAW + p] = g[i, F_POINTS + p]
-        g[i, F_REC_WON + p] = g[i, F_WON + p]
-        g[i, F_REC_OUT + p] = g[i, F_OUT + p]
-        c[i, K_REC_DEALT + p] = c[i, K_DEALT + p]
+        ints[i, F_REC_NAMED + p] = ints[i, F_NAMED + p]
+        ints[i, F_REC_REDOUBLED + p] = ints[i, F_REDOUBLED + p]
+        ints[i, F_REC_RAW + p] = ints[i, F_POINTS + p]
+        ints[i, F_REC_WON + p] = ints[i, F_WON + p]
+        ints[i, F_REC_OUT + p] = ints[i, F_OUT + p]
+        cards[i, K_REC_DEALT + p] = cards[i, K_DEALT + p]
 
 
 # ---------------------------------------------------------------------- observation and mask
 #
-# obs is float32 [B, OBS_DIM] and o64 the same memory as uint64 [B, OBS_DIM / 2]: the card rows are
+# obs is float32 [B, OBS_DIM] and obs64 the same memory as uint64 [B, OBS_DIM / 2]: the card rows are
 # written two floats at a time from _ROW_LUT, straight from the card sets, so no
 # per-game float table has to be kept up to date and copied (measured: this halved
 # the step).
 
 
 @_kernel
-def _write_row(o64, i, word, cards):
-    """A card set as 52 float32 0/1 values at uint64 word ``word`` of o64[i]: six bytes
-    of 8 cards (4 words each), then the last 4 cards (2 words)."""
+def _write_row(obs64, i, word, cardset):
+    """A card set as 52 float32 0/1 values at uint64 word ``word`` of obs64[i]: six bytes
+    of 8 cardset (4 words each), then the last 4 cardset (2 words)."""
     for j in range(6):
-        b = (cards >> np.uint64(8 * j)) & _BYTE
+        b = (cardset >> np.uint64(8 * j)) & _BYTE
         for k in range(4):
-            o64[i, word + 4 * j + k] = _ROW_LUT[b, k]
-    b = (cards >> np.uint64(48)) & _BYTE
-    o64[i, word + 24] = _ROW_LUT[b, 0]
-    o64[i, word + 25] = _ROW_LUT[b, 1]
+            obs64[i, word + 4 * j + k] = _ROW_LUT[b, k]
+    b = (cardset >> np.uint64(48)) & _BYTE
+    obs64[i, word + 24] = _ROW_LUT[b, 0]
+    obs64[i, word + 25] = _ROW_LUT[b, 1]
 
 
 @_kernel
-def _write_decision(g, c, hb, hb64, rp, obs, o64, mask, i):
+def _write_decision(ints, cards, hblock, hblock64, rp, obs, obs64, mask, i):
     """Cache the legal set of game i's seat to act, and write its mask and observation."""
-    lo, hi = _legal(g, c, rp, i)
-    c[i, K_LEGAL_LO] = lo
-    c[i, K_LEGAL_HI] = hi
+    lo, hi = _legal(ints, cards, rp, i)
+    cards[i, K_LEGAL_LO] = lo
+    cards[i, K_LEGAL_HI] = hi
     for a in range(NUM_ACTIONS):
         mask[i, a] = False
     while lo:
-        mask[i, _lowest(lo)] = True
+        mask[i, lowest(lo)] = True
         lo &= lo - U1
     while hi:
-        mask[i, 64 + _lowest(hi)] = True
+        mask[i, 64 + lowest(hi)] = True
         hi &= hi - U1
-    _write_obs(g, c, hb, hb64, rp, obs, o64, i, g[i, F_CUR])
+    _write_obs(ints, cards, hblock, hblock64, rp, obs, obs64, i, ints[i, F_CUR])
 
 
 @_kernel
-def _write_obs(g, c, hb, hb64, rp, obs, o64, i, seat):
+def _write_obs(ints, cards, hblock, hblock64, rp, obs, obs64, i, seat):
     """``seat``'s observation (the layout of ``barbu_env.observation``) into ``obs[i]``."""
     # Card rows in the observer's seat order: hand, then trick, played and taken rows
     # of relative seats 0-3, then the Domino playable set and the excluded rows.
-    _write_row(o64, i, O_HAND // 2, c[i, K_HANDS + seat])
+    _write_row(obs64, i, O_HAND // 2, cards[i, K_HANDS + seat])
     for r in range(4):
         # A trick row holds one card at most: zeros, then 1.0 in its half of a word.
         word = (O_TRICK + 52 * r) // 2
         for k in range(26):
-            o64[i, word + k] = U0
-        card = g[i, F_TRICK + ((seat + r) & 3)]
+            obs64[i, word + k] = U0
+        card = ints[i, F_TRICK + ((seat + r) & 3)]
         if card >= 0:
-            o64[i, word + (card >> 1)] = _ONE_F32 << np.uint64(32 * (card & 1))
+            obs64[i, word + (card >> 1)] = _ONE_F32 << np.uint64(32 * (card & 1))
     for r in range(4):
-        _write_row(o64, i, (O_PLAYED + 52 * r) // 2, c[i, K_PLAYED + ((seat + r) & 3)])
+        _write_row(obs64, i, (O_PLAYED + 52 * r) // 2, cards[i, K_PLAYED + ((seat + r) & 3)])
     for r in range(4):
-        _write_row(o64, i, (O_TAKEN + 52 * r) // 2, c[i, K_TAKEN + ((seat + r) & 3)])
-    _write_row(o64, i, O_PLAYABLE // 2, c[i, K_PLAYABLE])
+        _write_row(obs64, i, (O_TAKEN + 52 * r) // 2, cards[i, K_TAKEN + ((seat + r) & 3)])
+    _write_row(obs64, i, O_PLAYABLE // 2, cards[i, K_PLAYABLE])
     for r in range(4):
-        _write_row(o64, i, (O_EXCL + 52 * r) // 2, c[i, K_EXCL + ((seat + r) & 3)])
+        _write_row(obs64, i, (O_EXCL + 52 * r) // 2, cards[i, K_EXCL + ((seat + r) & 3)])
     # The hand-level block, rebuilt when stale.
-    if (g[i, F_DIRTY] >> seat) & 1:
-        _hand_block(g, rp, hb, i, seat)
-        g[i, F_DIRTY] &= ~(1 << seat)
-    # (hb64 is hb seen as uint64: 66 words, the block and a zero pad that the
+    if (ints[i, F_DIRTY] >> seat) & 1:
+        _hand_block(ints, rp, hblock, i, seat)
+        ints[i, F_DIRTY] &= ~(1 << seat)
+    # (hblock64 is hblock seen as uint64: 66 words, the block and a zero pad that the
     # per-decision block then overwrites.)
     for k in range(HAND_BLOCK_WORDS):
-        o64[i, O_HAND_BLOCK // 2 + k] = hb64[i, seat, k]
-    _step_block(g, c, obs, i, seat)
+        obs64[i, O_HAND_BLOCK // 2 + k] = hblock64[i, seat, k]
+    _step_block(ints, cards, obs, i, seat)
     if obs.shape[1] >= INFO_DIM:  # a buffer as wide as the information state
-        _write_record(g, c, obs, o64, i, seat)
+        _write_record(ints, cards, obs, obs64, i, seat)
 
 
 @_kernel
-def _write_record(g, c, obs, o64, i, seat):
+def _write_record(ints, cards, obs, obs64, i, seat):
     """dealt ... domino_passes, the information state's slices after the observation, into
     obs[i] (float32 [B, INFO_DIM]): the hand's record, from ``seat``'s view."""
-    _write_row(o64, i, O_DEALT // 2, c[i, K_DEALT + seat])
+    _write_row(obs64, i, O_DEALT // 2, cards[i, K_DEALT + seat])
     for k in range(O_PLAY_ORDER // 2, O_DOMINO_PASSES // 2):  # play_order and doubling_turns
-        o64[i, k] = U0
+        obs64[i, k] = U0
     for card in range(NUM_CARDS):
-        k = g[i, F_PLAY_INDEX + card]
+        k = ints[i, F_PLAY_INDEX + card]
         if k > 0:
             obs[i, O_PLAY_ORDER + NUM_CARDS * (k - 1) + card] = 1.0
     for t in range(MAX_DOUBLING_TURNS):
-        choice = g[i, F_DOUBLE_CHOICE + t]
+        choice = ints[i, F_DOUBLE_CHOICE + t]
         if choice > 0:
-            actor = g[i, F_ORDER + t]
+            actor = ints[i, F_ORDER + t]
             row = O_DOUBLING_TURNS + 8 * t
             obs[i, row + ((actor - seat) & 3)] = 1.0
             for k in range(3):
                 if ((choice - 1) >> k) & 1:
                     obs[i, row + 4 + ((actor + 1 + k - seat) & 3)] = 1.0
     for r in range(4):
-        _write_row(o64, i, (O_DOMINO_PASSES + 52 * r) // 2, c[i, K_PASSES + ((seat + r) & 3)])
+        _write_row(obs64, i, (O_DOMINO_PASSES + 52 * r) // 2, cards[i, K_PASSES + ((seat + r) & 3)])
 
 
 @_kernel
-def _hand_block(g, rp, hb, i, seat):
-    """phase ... game_scores, the hand-level block, into hb[i, seat]."""
+def _hand_block(ints, rp, hblock, i, seat):
+    """phase ... game_scores, the hand-level block, into hblock[i, seat]."""
     for k in range(HAND_BLOCK_LEN):
-        hb[i, seat, k] = 0.0
-    phase = g[i, F_PHASE]
-    hb[i, seat, H_PHASE + phase] = 1.0
-    hb[i, seat, H_HAND_NO + min(g[i, F_HAND], 27)] = 1.0
-    if phase < GAME_OVER:
-        hb[i, seat, H_DECLARER + ((g[i, F_DECLARER] - seat) & 3)] = 1.0
-        if g[i, F_CONTRACT] >= 0:
-            hb[i, seat, H_CONTRACT + g[i, F_CONTRACT]] = 1.0
-        if g[i, F_TRUMP] >= 0:
-            hb[i, seat, H_TRUMP + g[i, F_TRUMP]] = 1.0
-        if g[i, F_RANK] >= 0:
-            hb[i, seat, H_RANK + g[i, F_RANK]] = 1.0
+        hblock[i, seat, k] = 0.0
+    phase = ints[i, F_PHASE]
+    hblock[i, seat, H_PHASE + phase] = 1.0
+    hblock[i, seat, H_HAND_NO + min(ints[i, F_HAND], 27)] = 1.0
+    if phase < PH_GAME_OVER:
+        hblock[i, seat, H_DECLARER + ((ints[i, F_DECLARER] - seat) & 3)] = 1.0
+        if ints[i, F_CONTRACT] >= 0:
+            hblock[i, seat, H_CONTRACT + ints[i, F_CONTRACT]] = 1.0
+        if ints[i, F_TRUMP] >= 0:
+            hblock[i, seat, H_TRUMP + ints[i, F_TRUMP]] = 1.0
+        if ints[i, F_RANK] >= 0:
+            hblock[i, seat, H_RANK + ints[i, F_RANK]] = 1.0
         for r in range(4):
-            named = g[i, F_NAMED + ((seat + r) & 3)]
+            named = ints[i, F_NAMED + ((seat + r) & 3)]
             for j in range(4):
                 if (named >> ((seat + j) & 3)) & 1:
-                    hb[i, seat, H_DOUBLED + 4 * r + j] = 1.0
-        done = g[i, F_DLEN] if phase > DOUBLE else g[i, F_DPOS] if phase == DOUBLE else 0
+                    hblock[i, seat, H_DOUBLED + 4 * r + j] = 1.0
+        done = ints[i, F_DLEN] if phase > PH_DOUBLE else ints[i, F_DPOS] if phase == PH_DOUBLE else 0
         for k in range(done):
-            hb[i, seat, H_DONE + ((g[i, F_ORDER + k] - seat) & 3)] = 1.0
+            hblock[i, seat, H_DONE + ((ints[i, F_ORDER + k] - seat) & 3)] = 1.0
     m = rp[R_MIN_DOUBLES]
     for r in range(4):
         p = (seat + r) & 3
-        left = g[i, F_LEFT + p]
+        left = ints[i, F_LEFT + p]
         for k in range(7):
             if (left >> k) & 1:
-                hb[i, seat, H_LEFT + 7 * r + k] = 1.0
+                hblock[i, seat, H_LEFT + 7 * r + k] = 1.0
         if m:
             for j in range(4):
-                hb[i, seat, H_OWED + 4 * r + j] = g[i, F_OWED + 4 * p + ((seat + j) & 3)] / m
-        hb[i, seat, H_SCORES + r] = g[i, F_SCORES + p] / 100.0
+                hblock[i, seat, H_OWED + 4 * r + j] = ints[i, F_OWED + 4 * p + ((seat + j) & 3)] / m
+        hblock[i, seat, H_SCORES + r] = ints[i, F_SCORES + p] / 100.0
 
 
 @_kernel
-def _step_block(g, c, obs, i, seat):
+def _step_block(ints, cards, obs, i, seat):
     """to_act ... voids, the per-decision block, into obs[i]."""
     for k in range(O_STEP_BLOCK, OBS_DIM):
         obs[i, k] = 0.0
-    phase = g[i, F_PHASE]
-    if phase < GAME_OVER:
-        obs[i, O_TO_ACT + ((g[i, F_CUR] - seat) & 3)] = 1.0
-    if phase == TRICKS:
-        obs[i, O_LEADER + ((g[i, F_LEADER] - seat) & 3)] = 1.0
-        obs[i, O_TRICK_NO + g[i, F_TRICK_NO]] = 1.0
+    phase = ints[i, F_PHASE]
+    if phase < PH_GAME_OVER:
+        obs[i, O_TO_ACT + ((ints[i, F_CUR] - seat) & 3)] = 1.0
+    if phase == PH_TRICKS:
+        obs[i, O_LEADER + ((ints[i, F_LEADER] - seat) & 3)] = 1.0
+        obs[i, O_TRICK_NO + ints[i, F_TRICK_NO]] = 1.0
     for r in range(4):
         p = (seat + r) & 3
-        obs[i, O_WON + r] = _THIRTEENTHS[g[i, F_WON + p]]
-        obs[i, O_POINTS + r] = g[i, F_POINTS + p] / 10.0
-        obs[i, O_CARDS_LEFT + r] = _THIRTEENTHS[_popcount(c[i, K_HANDS + p])]
-        voids = g[i, F_VOIDS + p]
+        obs[i, O_WON + r] = _THIRTEENTHS[ints[i, F_WON + p]]
+        obs[i, O_POINTS + r] = ints[i, F_POINTS + p] / 10.0
+        obs[i, O_CARDS_LEFT + r] = _THIRTEENTHS[popcount(cards[i, K_HANDS + p])]
+        voids = ints[i, F_VOIDS + p]
         for s in range(4):
             if (voids >> s) & 1:
                 obs[i, O_VOIDS + 4 * r + s] = 1.0
-    for k in range(g[i, F_NOUT]):
-        obs[i, O_PLACE + 4 * ((g[i, F_OUT + k] - seat) & 3) + k] = 1.0
+    for k in range(ints[i, F_NOUT]):
+        obs[i, O_PLACE + 4 * ((ints[i, F_OUT + k] - seat) & 3) + k] = 1.0
 
 
 # ---------------------------------------------------------------------- batch entry points
+#
+# The state arrays travel as one ``Games`` and the arrays the entry points write as one
+# ``Decisions`` (and ``Outcomes``), the same names everywhere; the callers unpack them into the
+# entry points' leading arguments (``K.step_games(*games, rp, actions, *decisions, *outcomes)``):
+# numba types a tuple argument in Python at every call, about 1.2 us per tuple (measured), which
+# the one-game engine would pay at every decision.
+
+#: A batch's state (the module docstring): ``ints`` int64 [B, F], ``cards`` uint64 [B, K],
+#: ``hblock`` float32 [B, 4, 132] and ``hblock64`` (the same memory as uint64), ``preset``
+#: uint64 [B, 28, 4] (the deals given per game). ``BarbuState`` holds one with B = 1.
+Games = namedtuple("Games", ["ints", "cards", "hblock", "hblock64", "preset"])
+#: Each slot's next decision: ``obs`` float32 [B, W] (W: OBS_DIM or INFO_DIM) and ``obs64``
+#: (the same memory as uint64), ``mask`` bool [B, 85], ``seat`` int64 [B].
+Decisions = namedtuple("Decisions", ["obs", "obs64", "mask", "seat"])
+#: What a step came to per slot: ``rewards`` float32 [B, 4], ``dones`` and ``hand_over`` bool
+#: [B], ``final_scores`` float32 [B, 4] and ``lengths`` int64 [B] (valid where ``dones``).
+Outcomes = namedtuple("Outcomes", ["rewards", "dones", "hand_over", "final_scores", "lengths"])
+
+
+def new_games(num_games: int, episode: int = NUM_HANDS) -> Games:
+    """The zeroed state arrays of ``num_games`` slots whose games end after ``episode`` hands."""
+    ints = np.zeros((num_games, NUM_INT_FIELDS), dtype=np.int64)
+    ints[:, F_EPISODE] = episode
+    hblock = np.zeros((num_games, 4, 2 * HAND_BLOCK_WORDS), dtype=np.float32)
+    preset = np.zeros((num_games, NUM_HANDS, 4), dtype=np.uint64)
+    return Games(ints, np.zeros((num_games, NUM_CARD_FIELDS), dtype=np.uint64), hblock, hblock.view(np.uint64), preset)
 
 
 @_kernel
-def reset_games(g, c, hb, hb64, preset, rp, n_preset, first, obs, o64, mask, seat):
-    """Start a new game in every slot and write its first decision."""
-    for i in range(g.shape[0]):
-        _new_game(g, c, preset, rp, i, n_preset[i], first[i])
-        _write_decision(g, c, hb, hb64, rp, obs, o64, mask, i)
-        seat[i] = g[i, F_CUR]
+def reset_games(ints, cards, hblock, hblock64, preset, rp, n_preset, first, obs, obs64, mask, seat):
+    """Start a new game in every slot (``Games``) and write its first decision (``Decisions``)."""
+    for i in range(ints.shape[0]):
+        _new_game(ints, cards, preset, rp, i, n_preset[i], first[i])
+        _write_decision(ints, cards, hblock, hblock64, rp, obs, obs64, mask, i)
+        seat[i] = ints[i, F_CUR]
 
 
 @_kernel
-def load_games(g, c, hb, hb64, preset, rp, slots, ints, cards, deals, obs, o64, mask, seat):
-    """Position k (``ints[k]``, ``cards[k]``, its deals ``deals[k]``) into slot ``slots[k]``,
-    which keeps its random stream and its episode length; write the slot's decision."""
+def load_games(ints, cards, hblock, hblock64, preset, rp, slots, pos_ints, pos_cards, deals, obs, obs64, mask, seat):
+    """Position k (``pos_ints[k]``, ``pos_cards[k]``, its deals ``deals[k]``) into slot ``slots[k]``
+    (``Games``), which keeps its random stream and its episode length; write the slot's decision
+    (``Decisions``)."""
     for k in range(slots.shape[0]):
         i = slots[k]
-        rng = c[i, K_RNG]
-        episode = g[i, F_EPISODE]
-        for f in range(g.shape[1]):
-            g[i, f] = ints[k, f]
-        for f in range(c.shape[1]):
-            c[i, f] = cards[k, f]
-        c[i, K_RNG] = rng
-        g[i, F_EPISODE] = episode
+        rng = cards[i, K_RNG]
+        episode = ints[i, F_EPISODE]
+        for f in range(ints.shape[1]):
+            ints[i, f] = pos_ints[k, f]
+        for f in range(cards.shape[1]):
+            cards[i, f] = pos_cards[k, f]
+        cards[i, K_RNG] = rng
+        ints[i, F_EPISODE] = episode
         for h in range(NUM_HANDS):
             for p in range(4):
                 preset[i, h, p] = deals[k, h, p]
-        g[i, F_DIRTY] = 0xF
-        _write_decision(g, c, hb, hb64, rp, obs, o64, mask, i)
-        seat[i] = g[i, F_CUR]
+        ints[i, F_DIRTY] = 0xF
+        _write_decision(ints, cards, hblock, hblock64, rp, obs, obs64, mask, i)
+        seat[i] = ints[i, F_CUR]
 
 
 @_kernel
-def _first_illegal(c, actions):
+def _first_illegal(cards, actions):
     """Index of the first game whose action is not legal, or -1."""
-    for i in range(c.shape[0]):
+    for i in range(cards.shape[0]):
         a = actions[i]
         if a < 0 or a >= NUM_ACTIONS:
             return i
         if a < 64:
-            if not (c[i, K_LEGAL_LO] >> np.uint64(a)) & U1:
+            if not (cards[i, K_LEGAL_LO] >> np.uint64(a)) & U1:
                 return i
-        elif not (c[i, K_LEGAL_HI] >> np.uint64(a - 64)) & U1:
+        elif not (cards[i, K_LEGAL_HI] >> np.uint64(a - 64)) & U1:
             return i
     return -1
 
 
 @_kernel
 def step_games(
-    g, c, hb, hb64, preset, rp, actions, obs, o64, mask, seat, rewards, dones, hand_over, final_scores, lengths
+    ints,
+    cards,
+    hblock,
+    hblock64,
+    preset,
+    rp,
+    actions,
+    obs,
+    obs64,
+    mask,
+    seat,
+    rewards,
+    dones,
+    hand_over,
+    final_scores,
+    lengths,
 ):
-    """Apply every game's action and write every slot's next decision; a finished game
-    (its episode's last hand settled) is reset at once (dealt from its slot's stream, first
-    declarer drawn).
+    """Apply every game's action (``Games``) and write every slot's next decision
+    (``Decisions``) and what the step came to (``Outcomes``); a finished game (its episode's
+    last hand settled) is reset at once (dealt from its slot's stream, first declarer drawn).
 
     Every action is checked first: if one is illegal nothing is applied and the index
     of the first such game is returned; else -1."""
-    bad = _first_illegal(c, actions)
+    bad = _first_illegal(cards, actions)
     if bad >= 0:
         return bad
-    for i in range(g.shape[0]):
+    for i in range(ints.shape[0]):
         for p in range(4):
             rewards[i, p] = 0.0
-        status = _apply(g, c, preset, rp, rewards, i, actions[i])
+        status = _apply(ints, cards, preset, rp, rewards, i, actions[i])
         hand_over[i] = status > 0
         dones[i] = status == 2
         if status == 2:
             for p in range(4):
-                final_scores[i, p] = g[i, F_SCORES + p]
-            lengths[i] = g[i, F_DECISIONS]
-            _new_game(g, c, preset, rp, i, 0, -1)
-        _write_decision(g, c, hb, hb64, rp, obs, o64, mask, i)
-        seat[i] = g[i, F_CUR]
+                final_scores[i, p] = ints[i, F_SCORES + p]
+            lengths[i] = ints[i, F_DECISIONS]
+            _new_game(ints, cards, preset, rp, i, 0, -1)
+        _write_decision(ints, cards, hblock, hblock64, rp, obs, obs64, mask, i)
+        seat[i] = ints[i, F_CUR]
     return -1
 
 
 @_kernel
-def other_hands(g, c, out64):
+def other_hands(ints, cards, out64):
     """Per game, the hands of the three players other than the seat to act, relative
     seats 1, 2, 3 (the rows ObservationEncoder.privileged appends), into out64
     (float32 [B, 156] seen as uint64 [B, 78])."""
-    for i in range(g.shape[0]):
-        s = g[i, F_CUR]
+    for i in range(ints.shape[0]):
+        s = ints[i, F_CUR]
         for r in range(3):
-            _write_row(out64, i, 26 * r, c[i, K_HANDS + ((s + 1 + r) & 3)])
+            _write_row(out64, i, 26 * r, cards[i, K_HANDS + ((s + 1 + r) & 3)])
 
 
 # ---------------------------------------------------------------------- one game (barbu_env.engine)
@@ -1192,72 +1371,164 @@ def other_hands(g, c, out64):
 
 
 @_kernel
-def _cache_legal(g, c, rp, i):
-    lo, hi = _legal(g, c, rp, i)
-    c[i, K_LEGAL_LO] = lo
-    c[i, K_LEGAL_HI] = hi
+def _cache_legal(ints, cards, rp, i):
+    lo, hi = _legal(ints, cards, rp, i)
+    cards[i, K_LEGAL_LO] = lo
+    cards[i, K_LEGAL_HI] = hi
 
 
 @_kernel
-def game_new(g, c, preset, rp, first, episode):
+def game_new(ints, cards, hblock, hblock64, preset, rp, first, episode):
     """A new game in row 0 with ``first`` declarer, every hand dealt from ``preset[0]``,
     ending after ``episode`` hands (``F_EPISODE``). Returns the seat to act and its legal
     set (two words)."""
-    g[0, F_EPISODE] = episode
-    _new_game(g, c, preset, rp, 0, NUM_HANDS, first)
-    _cache_legal(g, c, rp, 0)
-    return g[0, F_CUR], c[0, K_LEGAL_LO], c[0, K_LEGAL_HI]
+    ints[0, F_EPISODE] = episode
+    _new_game(ints, cards, preset, rp, 0, NUM_HANDS, first)
+    _cache_legal(ints, cards, rp, 0)
+    return ints[0, F_CUR], cards[0, K_LEGAL_LO], cards[0, K_LEGAL_HI]
 
 
 @_kernel
-def game_refresh(g, c, rp):
+def game_refresh(ints, cards, rp):
     """After a change made from outside (the engine's setters): every seat's hand-level
     block is marked stale and the legal set recomputed (returned as two words)."""
-    g[0, F_DIRTY] = 0xF
-    _cache_legal(g, c, rp, 0)
-    return c[0, K_LEGAL_LO], c[0, K_LEGAL_HI]
+    ints[0, F_DIRTY] = 0xF
+    _cache_legal(ints, cards, rp, 0)
+    return cards[0, K_LEGAL_LO], cards[0, K_LEGAL_HI]
 
 
 @_kernel
-def game_step(g, c, hb, hb64, preset, rp, rewards, obs, o64, action, observe):
+def game_step(ints, cards, hblock, hblock64, preset, rp, rewards, obs, obs64, action, observe):
     """Apply the (legal) action of row 0's seat to act and, if ``observe`` and the game
     goes on, write the observation of the next seat to act into ``obs[0]``. Returns the
     status (0, 1: a hand ended, its record in ``F_REC_*``; 2: the game ended), the seat
     to act and its legal set (two words)."""
-    status = _apply(g, c, preset, rp, rewards, 0, action)
-    _cache_legal(g, c, rp, 0)
-    seat = g[0, F_CUR]
+    status = _apply(ints, cards, preset, rp, rewards, 0, action)
+    _cache_legal(ints, cards, rp, 0)
+    seat = ints[0, F_CUR]
     if observe and seat >= 0:
-        _write_obs(g, c, hb, hb64, rp, obs, o64, 0, seat)
-    return status, seat, c[0, K_LEGAL_LO], c[0, K_LEGAL_HI]
+        _write_obs(ints, cards, hblock, hblock64, rp, obs, obs64, 0, seat)
+    return status, seat, cards[0, K_LEGAL_LO], cards[0, K_LEGAL_HI]
 
 
 @_kernel
-def game_deal(g, c, preset, rp, hands):
+def game_deal(ints, cards, hblock, hblock64, preset, rp, hands):
     """Row 0's current hand dealt again as ``hands`` (four card sets): the deal written
     into ``preset[0]`` and the hand started over from it (for a hand whose deal arrives
     after it began, as OpenSpiel's chance nodes deal it). Returns the seat to act and its
     legal set (two words)."""
-    h = g[0, F_HAND]
+    h = ints[0, F_HAND]
     for p in range(4):
         preset[0, h, p] = hands[p]
-    if g[0, F_PRESET] < h + 1:
-        g[0, F_PRESET] = h + 1
-    _start_hand(g, c, preset, rp, 0)
-    _cache_legal(g, c, rp, 0)
-    return g[0, F_CUR], c[0, K_LEGAL_LO], c[0, K_LEGAL_HI]
+    if ints[0, F_PRESET] < h + 1:
+        ints[0, F_PRESET] = h + 1
+    _start_hand(ints, cards, preset, rp, 0)
+    _cache_legal(ints, cards, rp, 0)
+    return ints[0, F_CUR], cards[0, K_LEGAL_LO], cards[0, K_LEGAL_HI]
 
 
 @_kernel
-def game_observe(g, c, hb, hb64, rp, obs, o64, seat):
+def game_observe(ints, cards, hblock, hblock64, preset, rp, obs, obs64, seat):
     """``seat``'s observation of row 0's game into ``obs[0]`` (its information state if
     ``obs`` is [1, INFO_DIM])."""
-    _write_obs(g, c, hb, hb64, rp, obs, o64, 0, seat)
+    _write_obs(ints, cards, hblock, hblock64, rp, obs, obs64, 0, seat)
 
 
 @_kernel
-def game_hands(c, out64):
+def game_hands(cards, out64):
     """The four hands of row 0's game (absolute seats) as 4 card rows into out64
     (float32 [1, 208] seen as uint64 [1, 104])."""
     for p in range(4):
-        _write_row(out64, 0, 26 * p, c[0, K_HANDS + p])
+        _write_row(out64, 0, 26 * p, cards[0, K_HANDS + p])
+
+
+@_kernel
+def refusal(ints, cards, rp, i, action):
+    """The ``constants.Refusal`` code of ``action`` for the seat to act in game (row) i of
+    ``ints``/``cards`` under the rules ``rp``: ``Refusal.LEGAL`` exactly when it is legal."""
+    return _refusal(ints, cards, rp, i, action)
+
+
+@_kernel
+def refusals(ints, cards, rp, i, out):
+    """``refusal`` of every action 0-84 of game i into ``out`` (int64 [85])."""
+    for a in range(NUM_ACTIONS):
+        out[a] = _refusal(ints, cards, rp, i, a)
+
+
+# ---------------------------------------------------------------------- positions (barbu_env.position)
+
+
+@_kernel
+def resume_position(ints, cards, done):
+    """Row 0 of a position built from an observation (``Positions.from_observation``), whose
+    observable fields are set (phase, declarer, seat to act, named sets, the trick's cards by
+    seat and its leader): the rest as the rules make it. ``done`` is the 4-bit set of seats
+    the observation shows as having taken their doubling turn."""
+    _resume_doubling(ints, 0, done)
+    _resume_trick(ints, cards, 0)
+    _resume_redoubles(ints, 0)
+
+
+@_kernel
+def _resume_doubling(ints, i, done):
+    """The doubling order and position (F_ORDER, F_DLEN, F_DPOS) that the phase, the seat to
+    act, the named sets and ``done`` imply: in the redouble pass, the seat to act and then the
+    later seats of the first three turns that still have someone to redouble."""
+    _four_turns(ints, i)
+    phase = ints[i, F_PHASE]
+    if phase != PH_DOUBLE:
+        ints[i, F_DLEN] = ints[i, F_DPOS] = 0 if phase < PH_DOUBLE else 4
+        return
+    cur = ints[i, F_CUR]
+    k = 0
+    while ints[i, F_ORDER + k] != cur:
+        k += 1
+    ints[i, F_DLEN] = 4
+    if not (done >> cur) & 1:
+        ints[i, F_DPOS] = k
+        return
+    ints[i, F_ORDER + 4] = cur
+    ints[i, F_DLEN] = 5
+    ints[i, F_DPOS] = 4
+    _add_pass_turns(ints, i, k + 1)
+
+
+@_kernel
+def _resume_trick(ints, cards, i):
+    """The current trick's card set, size, suit led and winner so far, from the cards by seat
+    (F_TRICK) played in order from F_LEADER."""
+    cards[i, K_TRICK] = U0
+    ints[i, F_TSIZE] = 0
+    ints[i, F_LED] = ints[i, F_WIN_SEAT] = ints[i, F_WIN_CARD] = -1
+    size = 0
+    for p in range(4):
+        if ints[i, F_TRICK + p] >= 0:
+            cards[i, K_TRICK] |= bit(ints[i, F_TRICK + p])
+            size += 1
+    for k in range(size):
+        p = (ints[i, F_LEADER] + k) % 4
+        card = ints[i, F_TRICK + p]
+        if k == 0:
+            ints[i, F_LED] = card // 13
+            ints[i, F_WIN_SEAT] = p
+            ints[i, F_WIN_CARD] = card
+        elif _beats(card, ints[i, F_WIN_CARD], ints[i, F_TRUMP]):
+            ints[i, F_WIN_SEAT] = p
+            ints[i, F_WIN_CARD] = card
+    ints[i, F_TSIZE] = size
+
+
+@_kernel
+def _resume_redoubles(ints, i):
+    """F_REDOUBLED from the named sets: of two seats that named each other, the later in the
+    four doubling turns redoubled (exact without a redouble pass; with one, the observation
+    does not show whether the earlier seat redoubled in the pass instead)."""
+    for k in range(4):
+        ints[i, F_REDOUBLED + ints[i, F_ORDER + k]] = 0
+    for a in range(4):
+        p = ints[i, F_ORDER + a]
+        for b in range(a + 1, 4):
+            q = ints[i, F_ORDER + b]
+            if (ints[i, F_NAMED + p] >> q) & 1 and (ints[i, F_NAMED + q] >> p) & 1:
+                ints[i, F_REDOUBLED + q] |= 1 << p

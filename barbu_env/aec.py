@@ -442,12 +442,10 @@ class raw_env(AECEnv):
 
 
 __all__ = [
-    "AGENTS",
     "ILLEGAL_ACTION_MODES",
     "OBSERVATION_KINDS",
     "DealError",
     "IllegalActionError",
     "env",
-    "mask_array",
     "raw_env",
 ]

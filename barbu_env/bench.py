@@ -324,7 +324,9 @@ def bench_vector(
 ) -> Measurement:
     """``VectorBarbu``: ``batch`` games in lockstep, observations and masks of every
     game written at every step (``copy=False``: into the environment's own buffers,
-    which the caller reads), random legal actions drawn in numpy from the masks."""
+    which the caller reads), random legal actions drawn in numpy from the masks, played
+    by the batched play driver (``driver.play``) as every batched loop of barbu is."""
+    from .driver import Step, play
     from .vector import VectorBarbu
 
     warm = VectorBarbu(1, rules=rules, seed=seed)  # loads (or compiles) the kernels, untimed
@@ -334,15 +336,19 @@ def bench_vector(
     row_ends = np.arange(1, batch + 1) * 85
     start = clock()
     vec = VectorBarbu(batch, rules=rules, seed=seed, copy=False)
-    _obs, masks, _seat = vec.reset()
-    steps = finished = 0
     deadline = start + seconds
-    while True:
-        _obs, masks, _seat, _rewards, dones, _infos = vec.step(random_legal_actions(masks, rng, row_ends))
-        steps += 1
-        finished += int(np.count_nonzero(dones))
-        if (finished >= games) if games is not None else (clock() >= deadline):
-            break
+    count = {"steps": 0, "finished": 0}
+
+    def draw(rows: np.ndarray, obs: np.ndarray, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        return random_legal_actions(masks.view(bool), rng, row_ends)  # (flatnonzero is fastest on bool)
+
+    def tick(step: Step) -> bool:
+        count["steps"] += 1
+        count["finished"] += int(np.count_nonzero(step.dones))
+        return (count["finished"] >= games) if games is not None else (clock() >= deadline)
+
+    play(vec, draw, vec.reset(), until=None, on_step=tick)
+    steps, finished = count["steps"], count["finished"]
     elapsed = clock() - start
     note = (
         f"B = {batch} games in lockstep, {steps:,} steps; obs float32[{batch}, 1132] and masks "

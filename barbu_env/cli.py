@@ -3,7 +3,7 @@
 ==============================================  ===============================================
 command                                         what it does
 ==============================================  ===============================================
-``barbu eval --agents A,B,C,D --games N``       duplicate tournament (``barbu_env/tournament.py``):
+``barbu eval --agents A,B,C,D --games N``       duplicate tournament (``barbu_env/tournament/``):
 ``[--seed S] [--rules R] [--out F.json]``       prints a table, writes JSON, a plot, game
 ``[--plot F.png] [--records DIR]``              records; trained policies compute on
 ``[--device D]``                                ``--device`` (cpu by default; league too)
@@ -423,7 +423,7 @@ def _run_play(args: argparse.Namespace) -> int:
     seeds = np.random.SeedSequence(args.seed)
     game_seed, *agent_seeds = seeds.spawn(NUM_PLAYERS + 1)
     agents = [
-        HumanAgent(labels=labels)
+        HumanAgent(labels=labels, rules=rules)
         if spec == "human"
         else make_agent(spec, seed=int(s.generate_state(1)[0]), rules=rules)
         for spec, s in zip(specs, agent_seeds)

@@ -54,31 +54,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import _kernels as K
-
-# The action ids and the fixed sizes and names live below the engine; they are re-exported here.
-from .actions import (
-    DECLARE_OFFSET,  # noqa: F401 (re-exported)
-    DOUBLE_OFFSET,  # noqa: F401 (re-exported)
-    NUM_ACTIONS,
-    PASS_ACTION,  # noqa: F401 (re-exported)
-    PLAY_OFFSET,  # noqa: F401 (re-exported)
-    RANK_OFFSET,  # noqa: F401 (re-exported)
-    TRUMP_OFFSET,  # noqa: F401 (re-exported)
-    action_text,
-    actions_of,
-)
+from .actions import NUM_ACTIONS, action_text, actions_of
 from .cards import FULL_DECK, NUM_CARDS, card_text, hand_text, to_card
 from .constants import (
     CARDS_PER_HAND,
     CONTRACT_NAMES,
     EPISODE_HANDS,
-    HANDS_PER_DECLARER,
-    NUM_CONTRACTS,  # noqa: F401 (re-exported)
     NUM_HANDS,
     NUM_PLAYERS,
-    POSITIVE_CONTRACTS,  # noqa: F401 (re-exported)
     Contract,
     Phase,
+    Refusal,
 )
 from .observation import INFO_DIM, OBS_DIM
 from .render import render_state
@@ -111,13 +97,6 @@ def episode_hands(episode: str) -> int:
     return EPISODE_HANDS[episode]
 
 
-def declarer_of_hand(rules: Rules, first_declarer: int, hand: int) -> int:
-    """Declarer of hand ``hand`` (0-based) under the rotation rule (docs/rules.md#declarers-and-the-28-hands)."""
-    if rules.rotation == "every_hand":
-        return (first_declarer + hand) % NUM_PLAYERS
-    return (first_declarer + hand // HANDS_PER_DECLARER) % NUM_PLAYERS
-
-
 def contract_total(rules: Rules, contract: int) -> int:
     """Sum of a hand's raw scores in ``contract`` under ``rules``."""
     return (
@@ -129,19 +108,6 @@ def contract_total(rules: Rules, contract: int) -> int:
         13 * rules.trumps_points,
         sum(rules.domino_scores),
     )[contract]
-
-
-def settle(raw: Sequence[int], levels: Sequence[Sequence[int]]) -> list[int]:
-    """Settled scores (docs/rules.md#settlement): for each pair at level k, i gets k*(raw_i - raw_j)."""
-    settled = list(raw)
-    for i in range(NUM_PLAYERS):
-        for j in range(i + 1, NUM_PLAYERS):
-            k = levels[i][j]
-            if k:
-                d = k * (raw[i] - raw[j])
-                settled[i] += d
-                settled[j] -= d
-    return settled
 
 
 def parse_deal(deal: Sequence[Sequence[int | str]]) -> tuple[int, int, int, int]:
@@ -200,10 +166,10 @@ def _scalar(field: int, doc: str) -> property:
     """A field held in the kernels' int fields (``_kernels.F_*``)."""
 
     def get(self: BarbuState) -> int:
-        return int(self._g[0, field])
+        return int(self._ints[0, field])
 
     def put(self: BarbuState, value: int) -> None:
-        self._g[0, field] = value
+        self._ints[0, field] = value
         self._refresh()
 
     return property(get, put, doc=doc)
@@ -213,10 +179,10 @@ def _card_set(field: int, doc: str) -> property:
     """A card set held in the kernels' card words (``_kernels.K_*``)."""
 
     def get(self: BarbuState) -> int:
-        return int(self._c[0, field])
+        return int(self._cards[0, field])
 
     def put(self: BarbuState, value: int) -> None:
-        self._c[0, field] = value
+        self._cards[0, field] = value
         self._refresh()
 
     return property(get, put, doc=doc)
@@ -226,13 +192,17 @@ def _per_seat(field: int, doc: str, cards: bool = False) -> property:
     """Four values, one per seat, in the kernels' int fields or (``cards``) card words."""
 
     def get(self: BarbuState) -> list[int]:
-        return (self._c if cards else self._g)[0, field : field + NUM_PLAYERS].tolist()
+        return (self._cards if cards else self._ints)[0, field : field + NUM_PLAYERS].tolist()
 
     def put(self: BarbuState, values: Sequence[int]) -> None:
-        (self._c if cards else self._g)[0, field : field + NUM_PLAYERS] = [int(v) for v in values]
+        (self._cards if cards else self._ints)[0, field : field + NUM_PLAYERS] = [int(v) for v in values]
         self._refresh()
 
     return property(get, put, doc=doc)
+
+
+#: BarbuState's slots that pickling leaves out, remade on load: the state arrays travel once, as _games.
+_REMADE = ("_games", "_ints", "_cards", "_hblock", "_hblock64", "_preset", "_obs64")
 
 
 class BarbuState:
@@ -247,10 +217,12 @@ class BarbuState:
         "results",  # HandResult of every finished hand
         "history",  # every action applied, in order
         "_rp",  # the rules as the kernels' switches (_kernels.rules_params)
-        "_g",  # int64 [1, F]: the game's int fields (_kernels.F_*)
-        "_c",  # uint64 [1, K]: its card sets and cached legal set (_kernels.K_*)
-        "_hb",  # float32 [1, 4, 132]: each seat's cached hand-level observation block
-        "_hb64",  # _hb seen as uint64
+        "_games",  # _kernels.Games of one row: ints, cards, hblock (and hblock64), preset (the 28 deals)
+        # _games' arrays by name, for the calls made at every decision (unpacking _games costs more):
+        "_ints",  # int64 [1, F]: the game's int fields (_kernels.F_*)
+        "_cards",  # uint64 [1, K]: its card sets and cached legal set (_kernels.K_*)
+        "_hblock",  # float32 [1, 4, 132]: each seat's cached hand-level observation block
+        "_hblock64",  # _hblock seen as uint64
         "_preset",  # uint64 [1, 28, 4]: the 28 deals
         "_rewards",  # float32 [1, 4]: settled scores of the hand that just ended
         "_obs",  # float32 [1, OBS_DIM]: the last observation written
@@ -293,18 +265,14 @@ class BarbuState:
         s.results = []
         s.history = []
         s._rp = K.rules_params(s.rules)
-        s._g = np.zeros((1, K.NUM_INT_FIELDS), dtype=np.int64)
-        s._c = np.zeros((1, K.NUM_CARD_FIELDS), dtype=np.uint64)
-        s._hb = np.zeros((1, NUM_PLAYERS, 2 * K.HAND_BLOCK_WORDS), dtype=np.float32)
-        s._hb64 = s._hb.view(np.uint64)
-        s._preset = np.zeros((1, NUM_HANDS, NUM_PLAYERS), dtype=np.uint64)
+        s._set_games(K.new_games(1))
         for h in range(NUM_HANDS):
-            s._preset[0, h] = s.deals[h] if h < len(s.deals) else _random_deal(s.rng)
+            s._games.preset[0, h] = s.deals[h] if h < len(s.deals) else _random_deal(s.rng)
         s._rewards = np.zeros((1, NUM_PLAYERS), dtype=np.float32)
         s._obs = np.zeros((1, OBS_DIM), dtype=np.float32)
         s._obs64 = s._obs.view(np.uint64)
         s._obs_seat = -1
-        cur, lo, hi = K.game_new(s._g, s._c, s._preset, s._rp, s.first_declarer, hands)
+        cur, lo, hi = K.game_new(*s._games, s._rp, s.first_declarer, hands)
         s._cur = cur
         s._legal = lo | hi << 64
         return s
@@ -323,29 +291,29 @@ class BarbuState:
         s.rules = load_rules(rules)
         s.rng = np.random.default_rng()
         g = np.asarray(positions.ints[index], dtype=np.int64)
-        if g[K.F_PHASE] == K.GAME_OVER:
+        if g[K.F_PHASE] == K.PH_GAME_OVER:
             raise ValueError("the game is over: there is no position to continue")
         s.first_declarer = int(g[K.F_FIRST])
         s.results = []
         s.history = []
         s._rp = K.rules_params(s.rules)
-        s._g = g[None].copy()
-        s._g[0, K.F_EPISODE] = hands
-        s._g[0, K.F_DIRTY] = 0xF
-        s._c = np.asarray(positions.cards[index], dtype=np.uint64)[None].copy()
-        s._hb = np.zeros((1, NUM_PLAYERS, 2 * K.HAND_BLOCK_WORDS), dtype=np.float32)
-        s._hb64 = s._hb.view(np.uint64)
-        known = int(s._g[0, K.F_PRESET])
-        s._preset = np.asarray(positions.preset[index], dtype=np.uint64)[None].copy()
+        games = K.new_games(1)
+        games.ints[0] = g
+        games.ints[0, K.F_EPISODE] = hands
+        games.ints[0, K.F_DIRTY] = 0xF
+        games.cards[0] = np.asarray(positions.cards[index], dtype=np.uint64)
+        known = int(games.ints[0, K.F_PRESET])
+        games.preset[0] = np.asarray(positions.preset[index], dtype=np.uint64)
         for h in range(known, NUM_HANDS):
-            s._preset[0, h] = _random_deal(s.rng)
-        s._g[0, K.F_PRESET] = NUM_HANDS
-        s.deals = [tuple(int(x) for x in s._preset[0, h]) for h in range(known)]
+            games.preset[0, h] = _random_deal(s.rng)
+        games.ints[0, K.F_PRESET] = NUM_HANDS
+        s._set_games(games)
+        s.deals = [tuple(int(x) for x in games.preset[0, h]) for h in range(known)]
         s._rewards = np.zeros((1, NUM_PLAYERS), dtype=np.float32)
         s._obs = np.zeros((1, OBS_DIM), dtype=np.float32)
         s._obs64 = s._obs.view(np.uint64)
         s._obs_seat = -1
-        s._cur = int(s._g[0, K.F_CUR])
+        s._cur = int(s._ints[0, K.F_CUR])
         s._refresh()
         return s
 
@@ -360,8 +328,8 @@ class BarbuState:
         h = self.hand_number
         known = [tuple(int(x) for x in self._preset[0, k]) for k in range(len(self.deals), h)]
         self.deals = self.deals[:h] + known + [hands] + self.deals[h + 1 :]
-        self._preset = self._preset.copy()  # clones share the preset
-        cur, lo, hi = K.game_deal(self._g, self._c, self._preset, self._rp, np.array(hands, dtype=np.uint64))
+        self._set_games(self._games._replace(preset=self._preset.copy()))  # clones share the preset
+        cur, lo, hi = K.game_deal(*self._games, self._rp, np.array(hands, dtype=np.uint64))
         self._cur = cur
         self._legal = lo | hi << 64
         self._obs_seat = -1
@@ -377,11 +345,8 @@ class BarbuState:
         c.results = self.results[:]
         c.history = self.history[:]
         c._rp = self._rp
-        c._g = self._g.copy()
-        c._c = self._c.copy()
-        c._hb = self._hb.copy()
-        c._hb64 = c._hb.view(np.uint64)
-        c._preset = self._preset
+        hblock = self._games.hblock.copy()
+        c._set_games(K.Games(self._ints.copy(), self._cards.copy(), hblock, hblock.view(np.uint64), self._preset))
         c._rewards = self._rewards.copy()
         c._obs = self._obs.copy()
         c._obs64 = c._obs.view(np.uint64)
@@ -391,14 +356,25 @@ class BarbuState:
         return c
 
     def __getstate__(self) -> dict:
-        """For pickle and deepcopy: the slots but the two uint64 views, remade on load."""
-        return {name: getattr(self, name) for name in self.__slots__ if name not in ("_hb64", "_obs64")}
+        """For pickle and deepcopy: the slots but the uint64 views (and the aliases of the
+        state arrays), remade on load."""
+        state = {name: getattr(self, name) for name in self.__slots__ if name not in _REMADE}
+        games = self._games
+        state["_games"] = (games.ints, games.cards, games.hblock, games.preset)
+        return state
 
     def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        ints, cards, hblock, preset = state.pop("_games")
         for name, value in state.items():
             setattr(self, name, value)
-        self._hb64 = self._hb.view(np.uint64)
+        self._set_games(K.Games(ints, cards, hblock, hblock.view(np.uint64), preset))
         self._obs64 = self._obs.view(np.uint64)
+
+    def _set_games(self, games: K.Games) -> None:
+        """``games`` as this state's arrays."""
+        self._games = games
+        self._ints, self._cards, self._hblock, self._hblock64, self._preset = games
 
     # ------------------------------------------------------------------ fields
     #
@@ -406,7 +382,7 @@ class BarbuState:
     # a field writes the arrays and recomputes what depends on it (for tests that build
     # positions): ``state.hands = hands``, never ``state.hands[seat] = ...``.
 
-    phase = property(lambda self: _PHASES[self._g[0, K.F_PHASE]], doc="Phase")
+    phase = property(lambda self: _PHASES[self._ints[0, K.F_PHASE]], doc="Phase")
     declarer = _scalar(K.F_DECLARER, "seat declaring this hand")
     hand_number = _scalar(K.F_HAND, "0..27; once the game is over, the hands played (28 for a whole game)")
     trump = _scalar(K.F_TRUMP, "trump suit (Trumps) or -1")
@@ -437,7 +413,7 @@ class BarbuState:
     @property
     def episode(self) -> str:
         """The episode mode (``EPISODE_HANDS``): ``"game"``, ``"round"`` or ``"hand"``."""
-        return _EPISODE_NAMES[int(self._g[0, K.F_EPISODE])]
+        return _EPISODE_NAMES[int(self._ints[0, K.F_EPISODE])]
 
     @property
     def current_player(self) -> int:
@@ -446,56 +422,56 @@ class BarbuState:
 
     @current_player.setter
     def current_player(self, seat: int) -> None:
-        self._g[0, K.F_CUR] = self._cur = seat
+        self._ints[0, K.F_CUR] = self._cur = seat
         self._refresh()
 
     @property
     def contract(self) -> Contract | int:
         """Contract of this hand, or -1 before the declaration."""
-        c = self._g[0, K.F_CONTRACT]
+        c = self._ints[0, K.F_CONTRACT]
         return _CONTRACTS[c] if c >= 0 else -1
 
     @contract.setter
     def contract(self, contract: int) -> None:
-        self._g[0, K.F_CONTRACT] = contract
+        self._ints[0, K.F_CONTRACT] = contract
         self._refresh()
 
     @property
     def dealt(self) -> tuple[int, int, int, int]:
         """The four hands as dealt this hand (card sets)."""
-        return tuple(self._c[0, K.K_DEALT : K.K_DEALT + NUM_PLAYERS].tolist())
+        return tuple(self._cards[0, K.K_DEALT : K.K_DEALT + NUM_PLAYERS].tolist())
 
     @dealt.setter
     def dealt(self, hands: Sequence[int]) -> None:
-        self._c[0, K.K_DEALT : K.K_DEALT + NUM_PLAYERS] = [int(h) for h in hands]
+        self._cards[0, K.K_DEALT : K.K_DEALT + NUM_PLAYERS] = [int(h) for h in hands]
         self._refresh()
 
     @property
     def double_order(self) -> list[int]:
         """Seats taking doubling turns, in order (grows with redouble_pass)."""
-        return self._g[0, K.F_ORDER : K.F_ORDER + self._g[0, K.F_DLEN]].tolist()
+        return self._ints[0, K.F_ORDER : K.F_ORDER + self._ints[0, K.F_DLEN]].tolist()
 
     @property
     def out_order(self) -> list[int]:
         """Domino: seats in the order they went out."""
-        return self._g[0, K.F_OUT : K.F_OUT + self._g[0, K.F_NOUT]].tolist()
+        return self._ints[0, K.F_OUT : K.F_OUT + self._ints[0, K.F_NOUT]].tolist()
 
     @property
     def owed(self) -> list[list[int]]:
         """owed[i][d]: doubles seat i still owes declarer d in d's 7 hands."""
-        o = self._g[0, K.F_OWED : K.F_OWED + NUM_PLAYERS * NUM_PLAYERS].tolist()
+        o = self._ints[0, K.F_OWED : K.F_OWED + NUM_PLAYERS * NUM_PLAYERS].tolist()
         return [o[NUM_PLAYERS * i : NUM_PLAYERS * (i + 1)] for i in range(NUM_PLAYERS)]
 
     @owed.setter
     def owed(self, owed: Sequence[Sequence[int]]) -> None:
-        self._g[0, K.F_OWED : K.F_OWED + NUM_PLAYERS * NUM_PLAYERS] = [v for row in owed for v in row]
+        self._ints[0, K.F_OWED : K.F_OWED + NUM_PLAYERS * NUM_PLAYERS] = [v for row in owed for v in row]
         self._refresh()
 
     # ------------------------------------------------------------------ queries
 
     @property
     def is_terminal(self) -> bool:
-        return bool(self._g[0, K.F_PHASE] == K.GAME_OVER)
+        return bool(self._ints[0, K.F_PHASE] == K.PH_GAME_OVER)
 
     def levels(self) -> list[list[int]]:
         """levels[i][j]: 0, 1 (double) or 2 (redoubled) between seats i and j this hand."""
@@ -519,6 +495,14 @@ class BarbuState:
         """The legal actions of ``current_player``, ascending."""
         return actions_of(self.legal_mask())
 
+    def refusal(self, action: int) -> Refusal:
+        """Why ``action`` is not legal for ``current_player`` (``Refusal.LEGAL`` exactly when
+        it is legal): the rule that forbids it, from the kernels, next to the legality code
+        (``barbu_env.refusals`` puts it into words)."""
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < NUM_ACTIONS:
+            return Refusal.NO_SUCH_ACTION
+        return Refusal(K.refusal(self._ints, self._cards, self._rp, 0, int(action)))
+
     # ------------------------------------------------------------------ actions
 
     def apply_action(self, action: int, observe: bool = False) -> HandResult | None:
@@ -537,10 +521,10 @@ class BarbuState:
             raise IllegalActionError(self._illegal_message(action, legal))
         self.history.append(action)
         status, cur, lo, hi = K.game_step(
-            self._g,
-            self._c,
-            self._hb,
-            self._hb64,
+            self._ints,
+            self._cards,
+            self._hblock,
+            self._hblock64,
             self._preset,
             self._rp,
             self._rewards,
@@ -568,7 +552,7 @@ class BarbuState:
 
     def _hand_result(self) -> HandResult:
         """The record of the hand that just ended (the kernels' ``F_REC_*``), added to ``results``."""
-        g = self._g[0]
+        g = self._ints[0]
         named = g[K.F_REC_NAMED : K.F_REC_NAMED + NUM_PLAYERS].tolist()
         trump, rank = int(g[K.F_REC_TRUMP]), int(g[K.F_REC_RANK])
         result = HandResult(
@@ -577,7 +561,7 @@ class BarbuState:
             contract=CONTRACT_NAMES[g[K.F_REC_CONTRACT]],
             trump=trump if trump >= 0 else None,
             starting_rank=rank if rank >= 0 else None,
-            dealt=tuple(self._c[0, K.K_REC_DEALT : K.K_REC_DEALT + NUM_PLAYERS].tolist()),
+            dealt=tuple(self._cards[0, K.K_REC_DEALT : K.K_REC_DEALT + NUM_PLAYERS].tolist()),
             levels=tuple(tuple(row) for row in _levels(named)),
             raw=tuple(g[K.F_REC_RAW : K.F_REC_RAW + NUM_PLAYERS].tolist()),
             settled=tuple(g[K.F_REC_SETTLED : K.F_REC_SETTLED + NUM_PLAYERS].tolist()),
@@ -590,7 +574,7 @@ class BarbuState:
     def _refresh(self) -> int:
         """After a field was assigned: the kernels recompute the legal set; the cached
         observation blocks are dropped."""
-        lo, hi = K.game_refresh(self._g, self._c, self._rp)
+        lo, hi = K.game_refresh(self._ints, self._cards, self._rp)
         self._legal = lo | hi << 64
         self._obs_seat = -1
         return self._legal
@@ -600,7 +584,7 @@ class BarbuState:
     def observe(self, seat: int) -> np.ndarray:
         """``seat``'s observation (``barbu_env.observation``) as a new float32 array."""
         if seat != self._obs_seat:
-            K.game_observe(self._g, self._c, self._hb, self._hb64, self._rp, self._obs, self._obs64, seat)
+            K.game_observe(*self._games, self._rp, self._obs, self._obs64, seat)
             self._obs_seat = seat
         return self._obs[0].copy()
 
@@ -610,13 +594,13 @@ class BarbuState:
         if isinstance(seat, bool) or seat not in range(NUM_PLAYERS):
             raise ValueError(f"seat must be 0-3, not {seat!r}")
         out = np.empty((1, INFO_DIM), dtype=np.float32)
-        K.game_observe(self._g, self._c, self._hb, self._hb64, self._rp, out, out.view(np.uint64), int(seat))
+        K.game_observe(*self._games, self._rp, out, out.view(np.uint64), int(seat))
         return out[0]
 
     def hand_rows(self) -> np.ndarray:
         """The four hands now (absolute seats) as float32 card rows [4, 52]."""
         out = np.empty((1, NUM_PLAYERS * NUM_CARDS), dtype=np.float32)
-        K.game_hands(self._c, out.view(np.uint64))
+        K.game_hands(self._cards, out.view(np.uint64))
         return out.reshape(NUM_PLAYERS, NUM_CARDS)
 
     def state_vector(self) -> np.ndarray:
@@ -658,11 +642,10 @@ __all__ = [
     "IllegalActionError",
     "NUM_ACTIONS",
     "Phase",
+    "Refusal",
     "actions_of",
     "card_text",
     "contract_total",
-    "declarer_of_hand",
     "episode_hands",
     "parse_deal",
-    "settle",
 ]

@@ -9,7 +9,9 @@ a person (``BarbuGymEnv(opponents=[HumanAgent(), "heuristic", "heuristic"])``). 
 typed as text (``QH``, ``10S``, ``q♥``); contracts, trump suits, Domino ranks and doubles by
 name or by the number shown beside them; ``?`` lists the legal choices, ``quit`` (or the
 end of the input) raises :class:`HumanQuit`. Anything else is refused with the reason, and
-asked again.
+asked again: input that cannot be read says so; a legal-looking choice that the rules forbid
+is answered with the rule (the kernels' reason, put into words by ``barbu_env.refusals``, in
+the numbers and switches of the ``rules`` the agent is given).
 
 ``read`` and ``write`` default to the terminal (``input`` and standard output); tests pass
 their own, e.g. ``read=iter(lines).__next__``-like functions.
@@ -36,25 +38,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .actions import AGENTS, DECLARE_OFFSET, DOUBLE_OFFSET, PASS_ACTION, RANK_OFFSET, TRUMP_OFFSET, mask_array
-from .cards import (
-    HEARTS,
-    KING_OF_HEARTS,
-    RANK_NAMES,
-    SUIT_LETTERS,
-    SUIT_MASK,
-    SUIT_NAMES,
-    card_from_text,
-    card_text,
-    suit_of,
-)
-from .constants import CONTRACT_NAMES, NUM_CONTRACTS, NUM_HANDS, NUM_PLAYERS, Contract, Phase
+from .cards import RANK_NAMES, SUIT_LETTERS, SUIT_NAMES, card_from_text, card_text
+from .constants import CONTRACT_LABELS, CONTRACT_NAMES, NUM_CONTRACTS, NUM_HANDS, NUM_PLAYERS, Contract, Phase
 from .engine import BarbuState, HandResult
+from .refusals import reason, refusal_text
 from .rules import Rules, load_rules
 
 if TYPE_CHECKING:
     from .agents.base import Agent
 from .table import (
-    CONTRACT_LABELS,
     RELATIVE_SEAT_NAMES,
     SUIT_SYMBOLS,
     TableView,
@@ -222,7 +214,7 @@ def parse_choice(view: TableView, text: str) -> int:
         if t == "pass":
             if PASS_ACTION in view.legal:
                 return PASS_ACTION
-            raise ChoiceError("you may pass only in Domino when no card of yours can go on the layout")
+            raise ChoiceError(refusal_text(view, PASS_ACTION))
         card = _as_card(t)
         if card is None:
             raise ChoiceError(f"cannot read {text.strip()!r} as a card: type rank then suit, like QH, 10S or 2C")
@@ -283,11 +275,7 @@ def _check_contract(view: TableView, contract: int) -> int:
     action = DECLARE_OFFSET + contract
     if action in view.legal:
         return action
-    if not (view.contracts_left[view.viewer] >> contract) & 1:
-        raise ChoiceError(
-            f"you have already declared {contract_label(contract)}: each declarer plays each contract once"
-        )
-    raise ChoiceError(f"{contract_label(contract)} cannot be declared now")
+    raise ChoiceError(refusal_text(view, action, choices=_listing(choices(view))))
 
 
 def _suit_named(t: str) -> int | None:
@@ -318,58 +306,19 @@ def _check_double(view: TableView, t: str, text: str) -> int:
     action = DOUBLE_OFFSET + bits
     if action in view.legal:
         return action
-    raise ChoiceError(_why_not_double(view, bits))
-
-
-def _why_not_double(view: TableView, bits: int) -> str:
-    me = view.viewer
-    named = [(me + k + 1) % NUM_PLAYERS for k in range(NUM_PLAYERS - 1) if bits >> k & 1]
-    options = _listing(choices(view))
-    if not named:
-        return f"you must double now (each player must double each declarer at least twice in their 7 hands): {options}"
-    if me == view.declarer:
-        return f"as declarer you may only redouble players who doubled you: {options}"
-    if view.contract in (Contract.TRUMPS, Contract.DOMINO) or view.declarer not in named and len(view.legal) <= 2:
-        return f"in this contract only the declarer may be doubled: {options}"
-    already = [p for p in named if view.named[p][me]]
-    if already:
-        return f"P{already[0]} has doubled you; redouble them by naming them"
-    return f"that double is not allowed now: {options}"
+    raise ChoiceError(refusal_text(view, action, choices=_listing(choices(view))))
 
 
 def _check_card(view: TableView, card: int) -> int:
     if card in view.legal:
         return card
-    if not (view.hand >> card) & 1:
-        raise ChoiceError(f"you do not hold {card_label(card)}")
-    legal_cards = [a for a in view.legal if a < DECLARE_OFFSET]
-    may = ", ".join(card_label(c) for c in legal_cards) or "pass"
-    raise ChoiceError(f"{why_not_card(view, card)}; you may play {may}")
+    raise ChoiceError(refusal_text(view, card))
 
 
 def why_not_card(view: TableView, card: int) -> str:
-    """Why the viewer may not play ``card`` (held, and not legal) now, in words."""
-    legal_cards = [a for a in view.legal if a < DECLARE_OFFSET]
-    suit = suit_of(card)
-    if view.phase is Phase.DOMINO:
-        start = RANK_NAMES[view.start_rank] if view.start_rank >= 0 else "starting rank"
-        return (
-            f"{card_label(card)} cannot go on the layout now: each suit's row starts with its {start} "
-            "and grows one rank at a time, up and down"
-        )
-    if view.trick:
-        led = suit_of(view.trick[0][1])
-        if view.hand & SUIT_MASK[led] and suit != led:
-            return f"you must follow suit: {SUIT_NAMES[led]} were led and you hold some"
-        if view.contract == Contract.TRUMPS and legal_cards and all(suit_of(c) == view.trump for c in legal_cards):
-            if suit == view.trump:
-                return "you must overtrump: play a trump higher than the trumps in the trick"
-            return f"you cannot follow {SUIT_NAMES[led]}, so you must play a trump ({SUIT_NAMES[view.trump]})"
-    elif suit == HEARTS and view.contract in (Contract.NO_HEARTS, Contract.NO_KING_OF_HEARTS):
-        return "you may not lead a heart while you hold another suit"
-    if legal_cards == [KING_OF_HEARTS]:
-        return f"you must play {card_label(KING_OF_HEARTS)} at the first chance (this table's rules)"
-    return f"{card_label(card)} is not a legal play now"
+    """Why the viewer may not play ``card`` (not legal) now, in words: the kernels' reason
+    (``barbu_env.refusals.reason``)."""
+    return reason(view, card)
 
 
 # ---------------------------------------------------------------------- the agent
@@ -388,7 +337,9 @@ def _terminal_write(text: str) -> None:
 
 class HumanAgent:
     """An agent whose choices a person types (see the module docstring). ``labels``
-    (one per seat) name the other players on screen."""
+    (one per seat) name the other players on screen; ``rules`` are the rules in force (the
+    observation does not carry them; default: the standard rules): a refused choice is
+    answered with the rule that forbids it, in these rules' numbers."""
 
     name = "human"
 
@@ -397,15 +348,19 @@ class HumanAgent:
         read: Callable[[str], str] | None = None,
         write: Callable[[str], None] | None = None,
         labels: Sequence[str] | None = None,
+        rules: Rules | str | dict | None = None,
     ):
         self.read = read or _terminal_read
         self.write = write or _terminal_write
         self.labels = list(labels) if labels is not None else None
+        self.rules = load_rules(rules)
 
     def act(self, observation: dict[str, np.ndarray], agent: str | None = None) -> int:
         if agent not in AGENTS:
             raise ValueError(f"a HumanAgent needs the acting agent's name (player_0 ... player_3), not {agent!r}")
-        view = TableView.from_observation(observation["observation"], AGENTS.index(agent), observation["action_mask"])
+        view = TableView.from_observation(
+            observation["observation"], AGENTS.index(agent), observation["action_mask"], rules=self.rules
+        )
         self.write(render_view(view, self.labels))
         while True:
             try:

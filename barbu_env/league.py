@@ -27,6 +27,11 @@ three formats of a pairing are paired deal set by deal set, and each pairing's c
 margin is the mean of its three formats taken per deal set (so its standard error counts
 the correlation the shared cards give).
 
+The league is built on the tournament package's pieces: its checks before play
+(``tournament.schedule``), its estimates over deal sets (``tournament.stats``:
+``Estimate``, ``set_means``, ``won_share``) and its report helpers (``tournament.report``:
+the JSON layout, the table cells, the plot setup).
+
 Scores
 ------
 The *margin* of A over B in a format is the per-game difference of A's average score and
@@ -90,9 +95,11 @@ import numpy as np
 from . import __version__
 from .agents import parse_agent_spec
 from .agents.pretrained import SHIPPED, pretrained_path
-from .extras import require
 from .rules import Rules, load_rules
-from .tournament import SEATINGS, Estimate, agent_labels, check_games, evaluate
+from .tournament import SEATINGS, Estimate, evaluate
+from .tournament.report import cell, ci_text, column_width, progress_bar, pyplot, save_figure, signed, write_json
+from .tournament.schedule import agent_labels, check_games, check_seed, deal_sets, rules_name, seats_of_agents
+from .tournament.stats import rounded, set_means, won_share
 
 #: The formats of a pairing {A, B}: name -> the four agents at the table in seating 0
 #: (0 stands for A, 1 for B).
@@ -162,19 +169,13 @@ def _format_result(fmt: str, spec_a: str, result: Any) -> FormatResult:
     (its ``specs`` and ``game_table``: in seating r, agent k sits in seat (k + r) % 4)."""
     specs = list(result.specs)
     is_a = np.array([s == spec_a for s in specs])
-    rows = sorted(result.game_table, key=lambda g: g["game"])
-    scores = np.array(
-        [[g["scores"][(k + g["seating"]) % SEATINGS] for k in range(SEATINGS)] for g in rows], dtype=np.float64
-    )  # [G, agent]
-    sets = np.array([g["deal_set"] for g in rows])
-    a_mean = scores[:, is_a].mean(axis=1)
-    b_mean = scores[:, ~is_a].mean(axis=1)
-    order = np.unique(sets)
-    margin = np.array([(a_mean - b_mean)[sets == s].mean() for s in order])
-    a_score = np.array([a_mean[sets == s].mean() for s in order])
+    rows = sorted(result.game_table, key=lambda g: g["game"])  # every game of every deal set
+    by_seat = np.array([g["scores"] for g in rows], dtype=np.float64)
+    scores = np.take_along_axis(by_seat, seats_of_agents([g["seating"] for g in rows]), axis=1)  # [G, agent]
     a_s, b_s = scores[:, is_a], scores[:, ~is_a]
-    won = (a_s[:, :, None] > b_s[:, None, :]) + 0.5 * (a_s[:, :, None] == b_s[:, None, :])
-    return FormatResult(fmt, tuple(specs), margin, a_score, len(rows), float(won.mean()))
+    a_mean = a_s.mean(axis=1)
+    margin = set_means(a_mean - b_s.mean(axis=1))
+    return FormatResult(fmt, tuple(specs), margin, set_means(a_mean), len(rows), won_share(a_s, b_s))
 
 
 # ---------------------------------------------------------------------- cache keys
@@ -213,7 +214,7 @@ def cache_key(specs: Sequence[str], games: int, seed: int, rules: Rules) -> dict
         "version": CACHE_VERSION,
         "barbu": __version__,
         "agents": [_spec_identity(s) for s in specs],
-        "deal_sets": -(-games // SEATINGS),
+        "deal_sets": deal_sets(games),
         "seed": seed,
         "rules": rules.to_dict(),
     }
@@ -268,6 +269,17 @@ def _read_cached(path: Path, key: dict[str, Any], fmt: str, specs: Sequence[str]
     if not sound:
         return None, "does not hold a result of the shape its key implies"
     return result, ""
+
+
+def _from_cache(path: Path, key: dict[str, Any], fmt: str, specs: Sequence[str], what: str) -> FormatResult | None:
+    """``_read_cached``, with a ``LeagueCacheWarning`` (to ``run_league``'s caller) naming
+    the file, the pairing ``what`` and what is wrong when there is a file it cannot use."""
+    result, problem = _read_cached(path, key, fmt, specs)
+    if problem:
+        warnings.warn(
+            f"league cache file {path} ({what}, {fmt}) {problem}: playing it again", LeagueCacheWarning, stacklevel=3
+        )
+    return result
 
 
 def _write_cached(path: Path, key: dict[str, Any], result: FormatResult) -> None:
@@ -382,9 +394,7 @@ class LeagueResult:
             e = p.combined
         else:
             e = p.formats[fmt if sign > 0 else MIRRORED[fmt]].estimate
-        if sign > 0:
-            return e
-        return Estimate(-e.mean, e.se, None if e.ci95 is None else (-e.ci95[1], -e.ci95[0]), e.n)
+        return e if sign > 0 else -e
 
     def matrix(self, fmt: str | None = None) -> np.ndarray:
         """[K, K] margins of row over column per game (NaN on the diagonal)."""
@@ -419,13 +429,13 @@ class LeagueResult:
                 {
                     "label": self.labels[k],
                     "spec": self.specs[k],
-                    "rating": round(float(r.rating[k]), 4),
-                    "se": None if r.se is None else round(float(r.se[k]), 4),
-                    "ci95": None if r.ci95(k) is None else [round(x, 4) for x in r.ci95(k)],
+                    "rating": rounded(r.rating[k]),
+                    "se": None if r.se is None else rounded(r.se[k]),
+                    "ci95": None if r.ci95(k) is None else [rounded(x) for x in r.ci95(k)],
                 }
                 for k in self.order()
             ],
-            "fit": {"chi2": None if r.chi2 is None else round(r.chi2, 4), "dof": r.dof},
+            "fit": {"chi2": rounded(r.chi2), "dof": r.dof},
             "matrix": {
                 self.labels[i]: {
                     self.labels[j]: {
@@ -449,11 +459,8 @@ class LeagueResult:
         }
 
     def to_json(self, path: str | Path | None = None) -> str:
-        """JSON text (indented); written to ``path`` if given."""
-        text = json.dumps(self.to_dict(), indent=1) + "\n"
-        if path is not None:
-            Path(path).write_text(text)
-        return text
+        """JSON text (indented, short values on one line); written to ``path`` if given."""
+        return write_json(self.to_dict(), path)
 
 
 def run_league(
@@ -473,24 +480,21 @@ def run_league(
     ``evaluate_fn``: the tournament runner (``tournament.evaluate``; tests pass a
     counting one). A cache file that cannot be trusted is played again with a
     ``LeagueCacheWarning`` (see the module docstring)."""
-    from tqdm import tqdm
-
     specs = list(specs)
     if len(specs) < 2:
         raise ValueError(f"a league needs at least two agents, got {specs}")
     if len(set(specs)) != len(specs):
         raise ValueError(f"agents are listed more than once: {specs}")
     games = check_games(games)  # before anything is played: a size no tournament could finish is refused
-    rules_name = rules if isinstance(rules, str) else ("standard" if rules is None else "custom")
+    check_seed(seed)
+    rules_label = rules_name(rules)
     rules_obj = load_rules(rules)
     labels, _ = agent_labels(specs)
     cache = Path(cache_dir) if cache_dir is not None else None
     pairs = [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
     played = cached = 0
     pairings = []
-    with tqdm(
-        total=len(pairs) * len(FORMATS), unit="format", disable=not progress, dynamic_ncols=True, desc="league"
-    ) as bar:
+    with progress_bar(len(pairs) * len(FORMATS), "format", progress, desc="league") as bar:
         for i, j in pairs:
             # The pair in a fixed order (by spec), so that listing the agents in another order reuses the cache.
             a, b = (i, j) if specs[i] <= specs[j] else (j, i)
@@ -499,15 +503,10 @@ def run_league(
                 table_specs = [(specs[a], specs[b])[x] for x in table]
                 key = cache_key(table_specs, games, seed, rules_obj)
                 path = _key_file(cache, key) if cache is not None else None
-                result, problem = _read_cached(path, key, name, table_specs) if path is not None else (None, "")
-                if problem:
-                    warnings.warn(
-                        f"league cache file {path} ({labels[a]} vs {labels[b]}, {name}) {problem}: playing it again",
-                        LeagueCacheWarning,
-                        stacklevel=2,
-                    )
+                what = f"{labels[a]} vs {labels[b]}"
+                result = _from_cache(path, key, name, table_specs, what) if path is not None else None
                 if result is None:
-                    bar.set_postfix_str(f"{labels[a]} vs {labels[b]} {name}")
+                    bar.set_postfix_str(f"{what} {name}")
                     t = evaluate_fn(
                         table_specs, games=games, seed=seed, rules=rules_obj, workers=workers, progress=progress
                     )
@@ -521,56 +520,46 @@ def run_league(
                 bar.update(1)
             pairings.append(Pairing(a, b, formats))
     ratings = fit_ratings(len(specs), [(p.a, p.b, p.combined) for p in pairings])
-    n_games = -(-games // SEATINGS) * SEATINGS
-    return LeagueResult(specs, labels, n_games, seed, rules_obj, rules_name, pairings, ratings, played, cached)
+    n_games = deal_sets(games) * SEATINGS
+    return LeagueResult(specs, labels, n_games, seed, rules_obj, rules_label, pairings, ratings, played, cached)
 
 
 # ---------------------------------------------------------------------- text
 
 
-def _cell(e: Estimate) -> str:
-    if e.ci95 is None:
-        return f"{e.mean:+.0f}"
-    return f"{e.mean:+.0f}±{(e.ci95[1] - e.ci95[0]) / 2:.0f}"
-
-
-def format_league(result: LeagueResult) -> str:
-    """The ratings, then the matrix of combined margins (row over column, ± half the 95%
-    interval), then each pairing's three formats."""
-    r = result
-    order = r.order()
-    width = max(10, *(len(x) for x in r.labels)) + 2
+def _rating_lines(r: LeagueResult, order: list[int], width: int) -> list[str]:
     lines = [
-        f"League: {len(r.specs)} agents, {len(r.pairings)} pairings x {len(FORMATS)} formats "
-        f"(1v3, 3v1, 2v2 as A,B,A,B) x {r.games} games "
-        f"= {r.games // SEATINGS} deal set{'s' if r.games > SEATINGS else ''} each; "
-        f"rules {r.rules_name}; seed {r.seed}",
-        f"{r.played} formats played, {r.cached} read from the cache",
         "",
         "Ratings: points per game, least squares on the pairings' margins (sum zero); 95% interval",
         f"{'agent':<{width}}{'rating':>9}  {'95% CI':<20}",
     ]
     for k in order:
-        ci = r.ratings.ci95(k)
-        ci_text = "" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
-        lines.append(f"{r.labels[k]:<{width}}{r.ratings.rating[k]:+9.1f}  {ci_text:<20}")
+        lines.append(f"{r.labels[k]:<{width}}{signed(r.ratings.rating[k], 9)}  {ci_text(r.ratings.ci95(k)):<20}")
     if r.ratings.chi2 is not None and r.ratings.dof > 0:
         widened = r.ratings.chi2 > r.ratings.dof
         lines.append(
             f"  fit: chi2 {r.ratings.chi2:.1f} on {r.ratings.dof} degrees of freedom"
             + ("; the margins are less additive than their s.e. allow: intervals widened to match" if widened else "")
         )
+    return lines
+
+
+def _matrix_lines(r: LeagueResult, order: list[int], width: int) -> list[str]:
     cw = max(12, width)
-    lines += [
+    lines = [
         "",
         "Margin per game of row over column, all formats (± half the 95% interval over deal sets)",
         f"{'':<{width}}" + "".join(f"{r.labels[k]:>{cw}}" for k in order),
     ]
     for i in order:
-        cells = ["-" if i == j else _cell(r.margin(i, j)) for j in order]
+        cells = ["-" if i == j else cell(r.margin(i, j)) for j in order]
         lines.append(f"{r.labels[i]:<{width}}" + "".join(f"{c:>{cw}}" for c in cells))
-    pw = max(len(f"{r.labels[p.a]} vs {r.labels[p.b]}") for p in r.pairings) + 2
-    lines += [
+    return lines
+
+
+def _format_lines(r: LeagueResult, order: list[int]) -> list[str]:
+    pw = column_width(f"{r.labels[p.a]} vs {r.labels[p.b]}" for p in r.pairings)
+    lines = [
         "",
         "Per format: A's margin over B per game (1v3: A alone against three Bs; 3v1: three As; 2v2: A,B,A,B)",
         f"{'A vs B':<{pw}}" + "".join(f"{f:>14}" for f in FORMATS) + f"{'combined':>14}{'A games won':>13}",
@@ -580,10 +569,26 @@ def format_league(result: LeagueResult) -> str:
         won = np.mean([f.games_won if i == p.a else 1.0 - f.games_won for f in p.formats.values()])
         lines.append(
             f"{r.labels[i] + ' vs ' + r.labels[j]:<{pw}}"
-            + "".join(f"{_cell(r.margin(i, j, f)):>14}" for f in FORMATS)
-            + f"{_cell(r.margin(i, j)):>14}{won:>13.1%}"
+            + "".join(f"{cell(r.margin(i, j, f)):>14}" for f in FORMATS)
+            + f"{cell(r.margin(i, j)):>14}{won:>13.1%}"
         )
-    return "\n".join(lines)
+    return lines
+
+
+def format_league(result: LeagueResult) -> str:
+    """The ratings, then the matrix of combined margins (row over column, ± half the 95%
+    interval), then each pairing's three formats."""
+    r = result
+    order = r.order()
+    width = column_width(r.labels, 10)
+    header = [
+        f"League: {len(r.specs)} agents, {len(r.pairings)} pairings x {len(FORMATS)} formats "
+        f"(1v3, 3v1, 2v2 as A,B,A,B) x {r.games} games "
+        f"= {r.games // SEATINGS} deal set{'s' if r.games > SEATINGS else ''} each; "
+        f"rules {r.rules_name}; seed {r.seed}",
+        f"{r.played} formats played, {r.cached} read from the cache",
+    ]
+    return "\n".join(header + _rating_lines(r, order, width) + _matrix_lines(r, order, width) + _format_lines(r, order))
 
 
 # ---------------------------------------------------------------------- plot
@@ -593,11 +598,7 @@ def plot_league(result: LeagueResult, path: str | Path) -> Path:
     """A heatmap of the combined margins (row over column, agents by rating, best at the
     top), each cell written with its mean and ± half its 95% interval, the ratings in the
     row labels; saved as PNG."""
-    matplotlib = require("matplotlib", "plot", "plot_league")
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot("plot_league")
     r = result
     order = r.order()
     k = len(order)
@@ -614,14 +615,11 @@ def plot_league(result: LeagueResult, path: str | Path) -> Path:
                 continue
             e = r.margin(order[a], order[b])
             dark = abs(e.mean) > 0.6 * scale
-            ax.text(b, a, _cell(e), ha="center", va="center", fontsize=9, color="white" if dark else "black")
+            ax.text(b, a, cell(e), ha="center", va="center", fontsize=9, color="white" if dark else "black")
     ax.set_xticks(range(k), [r.labels[i] for i in order], rotation=30, ha="right")
     ax.set_yticks(range(k), [f"{r.labels[i]} ({r.ratings.rating[i]:+.0f})" for i in order])
     ax.set_xlabel("opponent")
     ax.set_ylabel("agent (rating, points per game)")
     ax.set_title(f"League: margin per game of row over column\n{r.games} games per format x 3 formats, seed {r.seed}")
     fig.colorbar(image, ax=ax, label="points per game", shrink=0.8)
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, 120)

@@ -16,7 +16,11 @@ plus the deals of the hands still to come where they are known. Three ways to ma
   What the observation cannot tell is what the game does not need to continue: how
   many decisions the game has taken so far (0 in the position), the record of the
   previous hand, and the order of the hand's play and doubling turns that the
-  information state recalls (``observation.INFO_SLICES``: empty in the position).
+  information state recalls (``observation.INFO_SLICES``: empty in the position); of two
+  seats that named each other, which one redoubled (the later in the four doubling turns,
+  exact unless a redouble pass was played; only the hand's record of doubles shows it).
+  The rest (the doubling order, the trick's winner so far ...) the kernels derive by the
+  rules of play (``_kernels.resume_position``).
   Later hands are dealt from the slot's random stream, or from ``with_future_deals``.
 
 >>> import numpy as np
@@ -122,7 +126,7 @@ class Positions:
             raise ValueError("the game is over: there is no position to continue")
         sizes = np.array([[int(h).bit_count() for h in state.hands]], dtype=np.int64)
         observer = np.array([state.current_player], dtype=np.int64)
-        return cls(state._g.copy(), state._c.copy(), state._preset.copy(), observer, sizes)
+        return cls(state._ints.copy(), state._cards.copy(), state._preset.copy(), observer, sizes)
 
     @classmethod
     def from_observation(cls, obs: np.ndarray, rules: Rules | str | dict | None = None, seat: int = 0) -> Positions:
@@ -185,8 +189,10 @@ class Positions:
                 if d["doubled"][r, j] > 0.5:
                     g[K.F_NAMED + p] |= 1 << absolute(j)
                 g[K.F_OWED + 4 * p + absolute(j)] = round(float(d["owed"][r, j]) * m) if m else 0
-        _set_doubling(g, d, cur, absolute)
-        _set_trick(g, c, d, rel["trick"], phase, absolute)
+        _set_trick(g, d, rel["trick"], phase, absolute)
+        # The rest (doubling order and position, the trick's winner so far ...) as the kernels' rules make it.
+        done = sum(1 << absolute(r) for r in range(NUM_PLAYERS) if d["doubling_done"][r] > 0.5)
+        K.resume_position(g[None], c[None], done)
         for k in range(NUM_PLAYERS):  # Domino finishing order
             for r in range(NUM_PLAYERS):
                 if d["domino_place"][r, k] > 0.5:
@@ -260,67 +266,18 @@ def _one_hot(v: np.ndarray, name: str, optional: bool = False) -> int:
     raise ValueError(f"the observation's {name} slice is not one-hot: {np.asarray(v).tolist()}")
 
 
-def _set_doubling(g: np.ndarray, d: dict, cur: int, absolute) -> None:
-    """The doubling order and position (``F_ORDER``, ``F_DLEN``, ``F_DPOS``)."""
-    phase = g[K.F_PHASE]
-    declarer = g[K.F_DECLARER]
-    order = [(declarer + 1 + k) % NUM_PLAYERS for k in range(NUM_PLAYERS)]
-    g[K.F_ORDER : K.F_ORDER + NUM_PLAYERS] = order
-    if phase < Phase.DOUBLE:
-        g[K.F_DLEN] = g[K.F_DPOS] = 0
-        return
-    if phase > Phase.DOUBLE:
-        g[K.F_DLEN] = g[K.F_DPOS] = NUM_PLAYERS
-        return
-    done = {absolute(r) for r in range(NUM_PLAYERS) if d["doubling_done"][r] > 0.5}
-    g[K.F_DLEN] = NUM_PLAYERS
-    if cur not in done:
-        g[K.F_DPOS] = order.index(cur)
-        return
-    # The redoubling pass (every seat has had its turn): the seat to act, then the later
-    # seats of the first three turns that still have someone to redouble.
-    pass_order = [cur] + [p for p in order[order.index(cur) + 1 : NUM_PLAYERS - 1] if _redouble_targets(g, order, p)]
-    g[K.F_ORDER + NUM_PLAYERS : K.F_ORDER + NUM_PLAYERS + len(pass_order)] = pass_order
-    g[K.F_DPOS] = NUM_PLAYERS
-    g[K.F_DLEN] = NUM_PLAYERS + len(pass_order)
-
-
-def _redouble_targets(g: np.ndarray, order: list[int], seat: int) -> int:
-    """Seats after ``seat`` in the four turns who doubled it and it has not named."""
-    named = g[K.F_NAMED : K.F_NAMED + NUM_PLAYERS]
-    later = order[order.index(seat) + 1 : NUM_PLAYERS]
-    return sum(1 << t for t in later if (named[t] >> seat) & 1 and not (named[seat] >> t) & 1)
-
-
-def _set_trick(g: np.ndarray, c: np.ndarray, d: dict, trick_rows: np.ndarray, phase: int, absolute) -> None:
-    """The current trick: its cards by seat, leader, suit led and the card winning it."""
-    declarer = g[K.F_DECLARER]
+def _set_trick(g: np.ndarray, d: dict, trick_rows: np.ndarray, phase: int, absolute) -> None:
+    """The current trick as the observation shows it: its number, leader and cards by seat."""
     g[K.F_TRICK : K.F_TRICK + NUM_PLAYERS] = -1
-    g[K.F_LEADER] = declarer
-    g[K.F_LED] = g[K.F_WIN_SEAT] = g[K.F_WIN_CARD] = -1
+    g[K.F_LEADER] = g[K.F_DECLARER]
     if phase != Phase.TRICKS:
         return
     g[K.F_TRICK_NO] = _one_hot(d["trick_number"], "trick_number")
-    leader = absolute(_one_hot(d["leader"], "leader"))
-    g[K.F_LEADER] = leader
-    size = 0
+    g[K.F_LEADER] = absolute(_one_hot(d["leader"], "leader"))
     for r in range(NUM_PLAYERS):
         cards = int(trick_rows[r])
         if cards:
             g[K.F_TRICK + absolute(r)] = cards.bit_length() - 1
-            c[K.K_TRICK] |= np.uint64(cards)
-            size += 1
-    g[K.F_TSIZE] = size
-    trump = g[K.F_TRUMP]
-    for k in range(size):  # the trick in playing order from its leader
-        p = (leader + k) % NUM_PLAYERS
-        card = g[K.F_TRICK + p]
-        win = g[K.F_WIN_CARD]
-        if k == 0:
-            g[K.F_LED] = card // 13
-            g[K.F_WIN_SEAT], g[K.F_WIN_CARD] = p, card
-        elif (card // 13 == win // 13 and card > win) or (card // 13 == trump and win // 13 != trump):
-            g[K.F_WIN_SEAT], g[K.F_WIN_CARD] = p, card
 
 
 def _hand_array(hands) -> np.ndarray:

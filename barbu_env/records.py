@@ -46,8 +46,9 @@ from typing import Any
 
 import numpy as np
 
+from .actions import PASS_ACTION
 from .cards import card_text, hand_text
-from .engine import NUM_HANDS, NUM_PLAYERS, PASS_ACTION, BarbuState, IllegalActionError, Phase
+from .engine import NUM_HANDS, NUM_PLAYERS, BarbuState, IllegalActionError, Phase
 from .render import hand_by_suit, render_state
 from .rules import Rules
 

@@ -39,7 +39,8 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from .aec import AGENTS, env
+from .actions import AGENTS
+from .aec import env
 from .credit import SeatCredit
 from .engine import NUM_ACTIONS
 from .extras import require

@@ -28,24 +28,15 @@ import numpy as np
 
 from .actions import DECLARE_OFFSET, DOUBLE_OFFSET, PASS_ACTION, RANK_OFFSET, TRUMP_OFFSET
 from .cards import RANK_NAMES, SUIT_MASK, SUIT_NAMES, cards_of, rank_of, suit_of
-from .constants import CARDS_PER_HAND, NUM_HANDS, NUM_PLAYERS, Contract, Phase
+from .constants import CARDS_PER_HAND, CONTRACT_LABELS, NUM_HANDS, NUM_PLAYERS, Contract, Phase
 from .observation import card_set, decode
+from .rules import Rules
 
 if TYPE_CHECKING:
     from .engine import BarbuState, HandResult
 
 #: Suit symbols, clubs to spades (``SUIT_SYMBOLS[suit]``).
 SUIT_SYMBOLS = "♣♦♥♠"
-#: Contract names for people, in ``Contract`` order.
-CONTRACT_LABELS = (
-    "No Tricks",
-    "No Hearts",
-    "No Queens",
-    "No King of Hearts (Barbu)",
-    "No Last Two",
-    "Trumps",
-    "Domino",
-)
 #: Seat names relative to a viewer: the viewer, the next to play (left), opposite, right.
 RELATIVE_SEAT_NAMES = ("you", "left", "opposite", "right")
 #: Observation scales (``barbu_env/aec.py``'s table): game scores / 100, tricks / 13, hand points / 10.
@@ -96,13 +87,23 @@ class TableView:
     hand: int  # the viewer's cards
     legal: list[int]  # the viewer's legal actions (empty when another seat is to act)
     hands: dict[int, int] = field(default_factory=dict)  # every hand this view may show: the viewer's, or all four
+    #: The observation the view was read from, and the rules in force (the observation does not
+    #: carry them): what ``barbu_env.refusals`` asks the kernels why an action is refused.
+    observation: np.ndarray | None = field(default=None, repr=False, compare=False)
+    rules: Rules | None = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ reading
 
     @classmethod
-    def from_observation(cls, observation: np.ndarray, viewer: int, action_mask: np.ndarray | None = None) -> TableView:
+    def from_observation(
+        cls,
+        observation: np.ndarray,
+        viewer: int,
+        action_mask: np.ndarray | None = None,
+        rules: Rules | None = None,
+    ) -> TableView:
         """The view in ``observation`` (``viewer``'s, a float32 vector); ``action_mask``
-        gives the legal actions."""
+        gives the legal actions, ``rules`` the rules in force (default: the standard ones)."""
         d = decode(observation)
 
         def absolute(relative: int) -> int:
@@ -163,6 +164,8 @@ class TableView:
             hand=hand,
             legal=legal,
             hands={viewer: hand},
+            observation=np.asarray(observation, dtype=np.float32),
+            rules=rules,
         )
 
     # ------------------------------------------------------------------ derived
@@ -209,7 +212,7 @@ class TableView:
 
 def state_view(state: BarbuState, viewer: int, reveal: bool = False) -> TableView:
     """``viewer``'s view of ``state``; ``reveal`` adds every hand (for watching a game)."""
-    view = TableView.from_observation(state.observe(viewer), viewer)
+    view = TableView.from_observation(state.observe(viewer), viewer, rules=state.rules)
     if viewer == state.current_player:
         view.legal = state.legal_actions()
     if reveal:

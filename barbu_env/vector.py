@@ -115,8 +115,15 @@ __all__ = ["OBSERVATIONS", "VectorBarbu", "rules_params"]
 OBSERVATIONS = {"observation": OBS_DIM, "information_state": INFO_DIM}
 
 
-# The kernels check their compiled constants on import (kept here under its old name).
-_check_compiled_constants = K.check_compiled_constants
+_SEAT_BITS = np.arange(NUM_PLAYERS)
+
+
+def _doubles(named: np.ndarray, redoubled: np.ndarray) -> np.ndarray:
+    """Per game, the doubling levels [i, j] (0, 1 double, 2 redouble) of the 4-bit named
+    and redoubled sets per seat, int8 [B, 4, 4]."""
+    level = (named[:, :, None] >> _SEAT_BITS) & 1
+    level += (redoubled[:, :, None] >> _SEAT_BITS) & 1
+    return level.astype(np.int8)
 
 
 class VectorBarbu:
@@ -145,23 +152,23 @@ class VectorBarbu:
         self._rp = rules_params(self.rules)
         self._seed = seed
         self._seeded = False
-        # The games' state (see _kernels' docstring).
-        self._ints = np.zeros((B, K.NUM_INT_FIELDS), dtype=np.int64)
-        self._ints[:, K.F_EPISODE] = episode_length  # every slot's, for good
-        self._cards = np.zeros((B, K.NUM_CARD_FIELDS), dtype=np.uint64)
-        self._hblock = np.zeros((B, NUM_PLAYERS, 2 * K.HAND_BLOCK_WORDS), dtype=np.float32)
-        self._hblock64 = self._hblock.view(np.uint64)  # the same memory, for copying
-        self._preset = np.zeros((B, NUM_HANDS, NUM_PLAYERS), dtype=np.uint64)
+        # The games' state (see _kernels' docstring), every slot's episode length set for good.
+        self._games = K.new_games(B, episode_length)
+        self._ints, self._cards, self._preset = self._games.ints, self._games.cards, self._games.preset
         # Outputs, rewritten by every call.
-        self._obs = np.zeros((B, self._obs_dim), dtype=np.float32)
-        self._obs64 = self._obs.view(np.uint64)  # the same memory, for the card rows
-        self._masks = np.zeros((B, NUM_ACTIONS), dtype=bool)
-        self._seat = np.zeros(B, dtype=np.int64)
-        self._rewards = np.zeros((B, NUM_PLAYERS), dtype=np.float32)
-        self._dones = np.zeros(B, dtype=bool)
-        self._hand_over = np.zeros(B, dtype=bool)
-        self._final_scores = np.zeros((B, NUM_PLAYERS), dtype=np.float32)
-        self._lengths = np.zeros(B, dtype=np.int64)
+        obs = np.zeros((B, self._obs_dim), dtype=np.float32)
+        self._decisions = K.Decisions(
+            obs, obs.view(np.uint64), np.zeros((B, NUM_ACTIONS), dtype=bool), np.zeros(B, dtype=np.int64)
+        )
+        self._obs, _, self._masks, self._seat = self._decisions
+        self._outcomes = K.Outcomes(
+            np.zeros((B, NUM_PLAYERS), dtype=np.float32),
+            np.zeros(B, dtype=bool),
+            np.zeros(B, dtype=bool),
+            np.zeros((B, NUM_PLAYERS), dtype=np.float32),
+            np.zeros(B, dtype=np.int64),
+        )
+        self._rewards, self._dones, self._hand_over, self._final_scores, self._lengths = self._outcomes
         self._has_reset = False
 
     @property
@@ -192,20 +199,7 @@ class VectorBarbu:
         if seed is not None or not self._seeded:
             self._seed_streams(self._seed if seed is None else seed)
         self._preset[:] = preset
-        K.reset_games(
-            self._ints,
-            self._cards,
-            self._hblock,
-            self._hblock64,
-            self._preset,
-            self._rp,
-            n_preset,
-            first,
-            self._obs,
-            self._obs64,
-            self._masks,
-            self._seat,
-        )
+        K.reset_games(*self._games, self._rp, n_preset, first, *self._decisions)
         self._has_reset = True
         return self._out(self._obs), self._out(self._masks), self._out(self._seat)
 
@@ -218,24 +212,7 @@ class VectorBarbu:
         if actions.shape != (self.num_games,) or not np.issubdtype(actions.dtype, np.integer):
             raise ValueError(f"actions must be {self.num_games} ints, not {actions.dtype} of shape {actions.shape}")
         actions = np.ascontiguousarray(actions, dtype=np.int64)  # one compiled signature
-        bad = K.step_games(
-            self._ints,
-            self._cards,
-            self._hblock,
-            self._hblock64,
-            self._preset,
-            self._rp,
-            actions,
-            self._obs,
-            self._obs64,
-            self._masks,
-            self._seat,
-            self._rewards,
-            self._dones,
-            self._hand_over,
-            self._final_scores,
-            self._lengths,
-        )
+        bad = K.step_games(*self._games, self._rp, actions, *self._decisions, *self._outcomes)
         if bad >= 0:  # nothing was applied
             raise IllegalActionError(self._illegal_message(bad, int(actions[bad])))
         out = self._out
@@ -261,20 +238,13 @@ class VectorBarbu:
         if not self._seeded:
             self._seed_streams(self._seed)
         K.load_games(
-            self._ints,
-            self._cards,
-            self._hblock,
-            self._hblock64,
-            self._preset,
+            *self._games,
             self._rp,
             slots,
             np.ascontiguousarray(positions.ints, dtype=np.int64),
             np.ascontiguousarray(positions.cards, dtype=np.uint64),
             np.ascontiguousarray(positions.preset, dtype=np.uint64),
-            self._obs,
-            self._obs64,
-            self._masks,
-            self._seat,
+            *self._decisions,
         )
         self._has_reset = True
         return self._out(self._obs), self._out(self._masks), self._out(self._seat)
@@ -320,10 +290,16 @@ class VectorBarbu:
         ``infos["hand_over"]`` says which games finished one; a game ended by the step
         keeps its last hand's result through the automatic reset, until its new game
         finishes a hand): ``"hand"`` (0-27), ``"declarer"`` and ``"contract"``
-        (``Contract``) int64 [B]; ``"raw"`` and ``"settled"`` scores per seat int64 [B, 4].
-        Meaningless for a game that has not finished a hand."""
+        (``Contract``) int64 [B]; ``"raw"`` and ``"settled"`` scores per seat int64 [B, 4];
+        ``"doubles"`` int8 [B, 4, 4]: ``[i, j]`` = 1 if seat i doubled seat j in that hand, 2 if
+        it redoubled j (named j after j had named it), else 0. Meaningless for a game that
+        has not finished a hand."""
         g = self._ints
         return {
+            "doubles": _doubles(
+                g[:, K.F_REC_NAMED : K.F_REC_NAMED + NUM_PLAYERS],
+                g[:, K.F_REC_REDOUBLED : K.F_REC_REDOUBLED + NUM_PLAYERS],
+            ),
             "hand": g[:, K.F_REC_HAND].copy(),
             "declarer": g[:, K.F_REC_DECLARER].copy(),
             "contract": g[:, K.F_REC_CONTRACT].copy(),

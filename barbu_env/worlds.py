@@ -58,8 +58,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit
 
+from ._bits import SPLITMIX_GAMMA, U0, U1, kernel, splitmix64
 from .cards import FULL_DECK, NUM_CARDS, NUM_RANKS, hand_text
 
 #: The other players, relative seats 1, 2, 3.
@@ -73,31 +73,25 @@ _MAX_UNKNOWN = NUM_OTHERS * MAX_HAND  # 39
 #: _BINOM[n, k] = n choose k, n <= 39 (at most 39 choose 19 ~ 6.9e10).
 _BINOM = np.array([[math.comb(n, k) for k in range(_MAX_UNKNOWN + 1)] for n in range(_MAX_UNKNOWN + 1)], np.int64)
 
-U0 = np.uint64(0)
-U1 = np.uint64(1)
-_SPLITMIX_GAMMA = np.uint64(0x9E3779B97F4A7C15)
-_SPLITMIX_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_SPLITMIX_M2 = np.uint64(0x94D049BB133111EB)
-
 #: Every function here: compiled on first use, cached on disk; they allocate nothing
-#: (the caller passes every array), hence no reference counting.
-_kernel = njit(cache=True, _nrt=False)
+#: (the caller passes every array), hence no reference counting (``_bits.kernel``).
+_kernel = kernel
 
 
 @_kernel
 def _next_random(state):
     """Next 64-bit output of the splitmix64 stream held in ``state[0]`` (Steele et al. 2014)."""
-    z = state[0] + _SPLITMIX_GAMMA
+    z = state[0] + SPLITMIX_GAMMA
     state[0] = z
-    z = (z ^ (z >> np.uint64(30))) * _SPLITMIX_M1
-    z = (z ^ (z >> np.uint64(27))) * _SPLITMIX_M2
-    return z ^ (z >> np.uint64(31))
+    return splitmix64(z)
 
 
 @_kernel
 def _below(state, n):
     """A uniform int in [0, n), 0 < n < 2**63: the stream's words masked to the bit length
-    of n - 1, rejected while not below n (fewer than two words on average)."""
+    of n - 1, rejected while not below n (fewer than two words on average). (The batched
+    engine's deals draw with Lemire's method, which needs n < 2**32; the counts here reach
+    8.5e16. Each keeps its own: another would change every seeded draw.)"""
     un = np.uint64(n)
     mask = un - U1
     mask |= mask >> np.uint64(1)

@@ -1,13 +1,14 @@
 """A masked actor-critic for Barbu observations (torch only).
 
-The observation (``barbu_env/observation.py``) starts with 14 card rows of 52 values
-(hand, the trick by seat, cards played by seat, cards taken by seat, Domino playable
-cards) followed by the small public fields. Each card row gets its own linear encoder
+The observation (``barbu_env/observation.py``) starts with 18 card rows of 52 values
+(``NUM_CARD_ROWS``: hand, the trick by seat, cards played by seat, cards taken by seat,
+Domino playable cards, cards each seat is known not to hold) followed by the small
+public fields. Each card row gets its own linear encoder
 (a block-diagonal layer: row r's 52 cards -> ``card_embed`` features); the encoded rows
 and the small fields feed a shared MLP trunk, then one 85-way policy head and a value
 head. With ``state_dim > 0`` the critic is a network of its own over a privileged view
 (training only; acting never needs it): the observation followed by the other three
-players' hands (``ObservationEncoder.privileged``), its card rows (the observation's 14
+players' hands (``ObservationEncoder.privileged``), its card rows (the observation's 18
 and the 3 hidden hands) encoded the same way. Seeing the hidden cards, it predicts a
 hand's outcome far better, which lowers the variance of the advantages.
 

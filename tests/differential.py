@@ -48,10 +48,10 @@ from oracle.observation import OBS_DIM, OFFSETS
 from oracle.observation import ObservationEncoder as OracleEncoder
 
 import barbu_env
-from barbu_env.actions import AGENTS, NUM_ACTIONS, mask_array
+from barbu_env.actions import AGENTS, DOUBLE_OFFSET, NUM_ACTIONS, PASS_ACTION, mask_array
 from barbu_env.agents import make_agent
 from barbu_env.cards import NUM_CARDS, to_card
-from barbu_env.constants import CARDS_PER_HAND, NUM_HANDS, NUM_PLAYERS, Phase
+from barbu_env.constants import CARDS_PER_HAND, CONTRACT_NAMES, NUM_HANDS, NUM_PLAYERS, Phase
 from barbu_env.engine import BarbuState as ProductState
 from barbu_env.engine import IllegalActionError
 from barbu_env.rules import Rules, load_rules
@@ -318,6 +318,9 @@ def play(
     live = np.ones(games, dtype=bool)
     step = np.zeros(games, dtype=np.int64)
     compared = 0
+    # Each game's doubles in the hand under way, decoded from the oracle's doubling actions as the
+    # tournament used to: [i, j] = 1 if seat i doubled j, 2 if it redoubled j (j had named i first).
+    doubles = np.zeros((games, NUM_PLAYERS, NUM_PLAYERS), dtype=np.int8)
     while live.any():
         actions = np.argmax(np.where(vmasks, rng.random(vmasks.shape), -1.0), axis=1)  # for finished slots
         if player is not None:
@@ -404,6 +407,7 @@ def play(
         if trackers:
             iobs, imasks, iseat, *_ = ivec.step(actions)
         vrewards_l, vdones_l, hand_over = vrewards.tolist(), vdones.tolist(), vinfos["hand_over"].tolist()
+        last_hands = vec.last_hands() if any(hand_over) else None
         for i in np.flatnonzero(live).tolist():
             o, p, env, model = oracles[i], products[i], envs[i], models[i]
             a = int(actions[i])
@@ -415,6 +419,11 @@ def play(
             if info[i]:
                 trackers[i].record(o, a)
                 info_envs[i].step(a)
+            if DOUBLE_OFFSET <= a < PASS_ACTION:
+                for k in range(NUM_PLAYERS - 1):
+                    if (a - DOUBLE_OFFSET) >> k & 1:
+                        target = (seat + 1 + k) % NUM_PLAYERS
+                        doubles[i, seat, target] = 1 + (o.named[target] >> seat & 1)
             result = o.apply_action(a)
             product_result = p.apply_action(a)
             if product_result is not None or result is not None:
@@ -433,6 +442,20 @@ def play(
             assert last[1:] == (model.cumulative[nxt], done, False, model.infos[nxt]), f"{where()}: env: last() {last}"
             assert vrewards_l[i] == list(rewards.values()), f"{where()}: vector: rewards {vrewards_l[i]}"
             assert hand_over[i] == (result is not None), f"{where()}: vector: hand_over"
+            if result is not None:
+                record = {key: value[i].tolist() for key, value in last_hands.items()}
+                expected = {
+                    "hand": result.hand,
+                    "declarer": result.declarer,
+                    "contract": CONTRACT_NAMES.index(result.contract),
+                    "raw": list(result.raw),
+                    "settled": list(result.settled),
+                    "doubles": doubles[i].tolist(),
+                }
+                assert record == expected, f"{where()}: vector: last_hands {record}, oracle {expected}"
+                named = doubles[i] > 0
+                assert (named.astype(int) + named.T).tolist() == [list(r) for r in result.levels], where()
+                doubles[i] = 0
             assert vdones_l[i] == done, f"{where()}: vector: done"
             step[i] += 1
             if done:

@@ -738,7 +738,10 @@ def assert_unchanged(s: BarbuState, before: dict) -> None:
     cache_before, cache_after = before.pop("_legal"), after.pop("_legal")
     for name in before:
         a, b = after[name], before[name]
-        assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b, f"field {name!r} changed"
+        if isinstance(a, tuple) and a and isinstance(a[0], np.ndarray):  # a bundle of kernel arrays
+            assert all(np.array_equal(x, y) for x, y in zip(a, b)), f"field {name!r} changed"
+        else:
+            assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b, f"field {name!r} changed"
     # The legal-action cache may have been filled in; it may never hold anything else.
     assert cache_before is None or cache_after == cache_before
     assert cache_after is None or cache_after == s.legal_mask()

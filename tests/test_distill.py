@@ -1,4 +1,4 @@
-"""Distilling a teacher agent into the network (``training.distill``): the labels are the
+"""Distilling a teacher agent into the network (``experiments.distill``): the labels are the
 teacher's choices at the student's positions, the fit moves the student towards them,
 and the result is a checkpoint that plays."""
 
@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from barbu_env.agents import act_batch, make_agent
+from barbu_env.agents import ask, make_agent
 from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.rules import load_rules
 from barbu_env.tournament import play_game
-from training import distill
-from training.distill import DistillArgs, collect_labels, decision_kind
+from experiments import distill
+from experiments.distill import DistillArgs, collect_labels, decision_kind
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def test_labels_are_the_teachers_choices_at_decisions_with_a_choice(labels):
     legal = labels["masks"][np.arange(len(labels["actions"])), labels["actions"]]
     assert legal.all()
     teacher = make_agent("heuristic", seed=0)
-    again = act_batch(teacher, labels["obs"], labels["masks"].view(np.int8))
+    again = ask(teacher, labels["obs"], labels["masks"].view(np.int8))
     assert (again == labels["actions"]).all()  # the heuristic is deterministic: the labels are its picks
     assert set(labels["game"].tolist()) == {0, 1}
     assert set(np.unique(decision_kind(labels["obs"])).tolist()) >= {0, 3, 4, 5}  # declare, double, card, domino

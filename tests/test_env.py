@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 import barbu_env
-from barbu_env.actions import action_text, parse_action
-from barbu_env.aec import AGENTS
+from barbu_env.actions import AGENTS, action_text, parse_action
 from barbu_env.engine import NUM_ACTIONS, DealError, IllegalActionError
 from barbu_env.observation import OBS_DIM, STATE_DIM, decode
 

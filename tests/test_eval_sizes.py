@@ -15,7 +15,7 @@ import pytest
 
 from barbu_env import tournament
 from barbu_env.cli import main
-from barbu_env.tournament import MAX_GAMES, check_games, evaluate
+from barbu_env.tournament import MAX_GAMES, check_games, evaluate, schedule
 
 FOUR = "random,random,random,random"
 EVAL = ["eval", "--agents", FOUR, "--no-progress"]
@@ -100,7 +100,7 @@ def test_jobs_are_made_as_they_are_played_not_all_first(monkeypatch):
         first_play.append(len(made))  # jobs made when the first is played
         raise Stop
 
-    monkeypatch.setattr(tournament, "_Job", counting_job)
+    monkeypatch.setattr(schedule, "_Job", counting_job)
     monkeypatch.setattr(tournament, "_play_job", play)
     with pytest.raises(Stop):
         evaluate(FOUR.split(","), games=4 * 16 * 20, seed=0, workers=1)  # 20 jobs of 16 deal sets

@@ -1,4 +1,4 @@
-"""``training/fit_hand_values.py`` replays the fit of the heuristic's hand-value tables:
+"""``experiments/fit_hand_values.py`` replays the fit of the heuristic's hand-value tables:
 a small run prints every table in the form ``heuristic.py`` stores it."""
 
 import ast
@@ -8,7 +8,7 @@ import pytest
 
 from barbu_env.agents import _heuristic_kernels as HK
 from barbu_env.agents import heuristic as H
-from training import fit_hand_values
+from experiments import fit_hand_values
 
 
 def test_a_small_refit_prints_every_table_as_stored(capsys):

@@ -4,7 +4,7 @@ and clearly better than random."""
 import numpy as np
 import pytest
 
-from barbu_env.aec import mask_array
+from barbu_env.actions import mask_array
 from barbu_env.agents import make_agent
 from barbu_env.agents.heuristic import HeuristicAgent
 from barbu_env.cards import card_from_text, parse_hand

@@ -14,7 +14,7 @@ from heuristic_oracle import OracleHeuristic
 
 import barbu_env
 from barbu_env.actions import action_text
-from barbu_env.agents import BatchAgent, GroupAgent, act_batch, act_rows
+from barbu_env.agents import Agent, act_rows, ask
 from barbu_env.agents.heuristic import HeuristicAgent
 from barbu_env.agents.random_agent import RandomAgent
 from barbu_env.engine import CONTRACT_NAMES, Phase
@@ -239,22 +239,21 @@ def test_act_and_act_batch_equal_the_oracle_through_the_aec_environment():
 # ---------------------------------------------------------------- the interface
 
 
-def test_heuristic_is_a_batch_agent_and_the_helper_uses_its_batch():
+def test_heuristic_is_an_agent_and_ask_uses_its_batch():
     agent = HeuristicAgent()
-    assert isinstance(agent, BatchAgent)
+    assert isinstance(agent, Agent)
     obs, masks = collect("standard", seed=3, num_games=2)
     obs, masks = obs[:500], masks[:500]
     expected = agent.act_batch(obs, masks)
-    assert np.array_equal(act_batch(agent, obs, masks), expected)
+    assert np.array_equal(ask(agent, obs, masks), expected)
 
 
 def test_instances_with_equal_rules_are_asked_together_and_decide_as_each_would():
     standard, other, odd = HeuristicAgent(seed=1), HeuristicAgent(seed=2), HeuristicAgent(rules=VARIANTS["points"])
-    assert isinstance(standard, GroupAgent)
     assert standard.batch_key == other.batch_key != odd.batch_key
     obs, masks = collect("standard", seed=7, num_games=2)
     obs, masks = obs[:600], masks[:600]
-    grouped = HeuristicAgent.act_group([standard, other] * 300, obs, masks)
+    grouped = standard.act_batch(obs, masks, instances=[standard, other] * 300)
     assert np.array_equal(grouped, standard.act_batch(obs, masks))
     # act_rows asks each group once; rows of the odd-points instance follow its own rules.
     agents = [standard, other, odd] * 200

@@ -22,7 +22,7 @@ from integration_extras import require
 from tiny_runs import tiny_maskable_ppo
 
 import barbu_env
-from barbu_env.aec import AGENTS, mask_array
+from barbu_env.actions import AGENTS, mask_array
 from barbu_env.agents import make_agent
 from barbu_env.cards import cards_of
 from barbu_env.cli import main as barbu

@@ -82,9 +82,10 @@ def test_the_check_sees_a_framework_when_one_is_imported():
 PACKAGE = Path(barbu_env.__file__).resolve().parent
 
 #: The engine's modules, each importing (at the top or inside a function) only modules
-#: before it: the action ids and the observation layout below the kernels, the kernels
-#: (the one implementation of the rules) below the engine that views one game through
-#: them, the engine below what records it and the batched engine.
+#: before it: the action ids, the observation layout and the bit helpers below the
+#: kernels, the kernels (the one implementation of the rules) below the engine that views
+#: one game through them, the engine below what records it and the batched engine, and
+#: the batched engine below the driver that plays games on it.
 CORE_ORDER = (
     "cards",
     "constants",
@@ -92,12 +93,14 @@ CORE_ORDER = (
     "actions",
     "render",
     "observation",
+    "_bits",
     "_kernels",
     "engine",
     "records",
     "position",
     "worlds",
     "vector",
+    "driver",
 )
 #: Imports that go up on purpose: ``replay_record`` checks a record by replaying it
 #: through the PettingZoo environment, loaded only when it is called.
@@ -207,22 +210,3 @@ def test_the_tournament_loads_neither_torch_nor_pettingzoo_even_playing():
     )
     assert "barbu_env.tournament" in modules
     assert [m for m in modules if m.split(".")[0] in ("torch", "pettingzoo", "training", "models")] == []
-
-
-def test_moved_names_are_still_importable_from_where_they_were():
-    from barbu_env import actions, aec, constants, engine
-
-    assert engine.Contract is constants.Contract and engine.CONTRACT_NAMES is constants.CONTRACT_NAMES
-    assert engine.NUM_CONTRACTS == constants.NUM_CONTRACTS and engine.POSITIVE_CONTRACTS is constants.POSITIVE_CONTRACTS
-    for name in (
-        "PLAY_OFFSET",
-        "DECLARE_OFFSET",
-        "TRUMP_OFFSET",
-        "RANK_OFFSET",
-        "DOUBLE_OFFSET",
-        "PASS_ACTION",
-        "NUM_ACTIONS",
-        "actions_of",
-    ):
-        assert getattr(engine, name) is getattr(actions, name), name
-    assert aec.mask_array is actions.mask_array and aec.AGENTS is actions.AGENTS == constants.AGENTS

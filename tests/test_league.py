@@ -208,6 +208,13 @@ def test_the_command_rejects_a_league_of_one(capsys):
     assert "at least two agents" in capsys.readouterr().err
 
 
+def test_a_negative_seed_is_refused_before_any_format_is_played():
+    counting = CountingEvaluate(additive_evaluate({"a": 1.0, "b": -1.0}))
+    with pytest.raises(ValueError, match="seed must be non-negative"):
+        run_league(["a", "b"], games=4, seed=-1, evaluate_fn=counting)
+    assert counting.tables == []
+
+
 def test_the_table_names_every_agent_and_format():
     league = run_league(["a", "b", "c"], games=8, evaluate_fn=additive_evaluate({"a": 1, "b": 0, "c": -1}, 5.0))
     text = format_league(league)

@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from barbu_env.cards import FULL_DECK
+from barbu_env.constants import NUM_CONTRACTS
 from barbu_env.engine import (
     CONTRACT_NAMES,
-    NUM_CONTRACTS,
     NUM_HANDS,
     BarbuState,
     Contract,

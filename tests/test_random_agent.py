@@ -1,6 +1,6 @@
 """The ``random`` agent draws the same actions however it is asked: ``act`` one decision
-at a time, ``act_batch`` for its rows, ``act_group`` with other random agents (through
-``act_rows``); each instance from its own generator."""
+at a time, ``act_batch`` for its rows, or together with other random agents (``act_batch``
+with ``instances``, through ``act_rows``); each instance from its own generator."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from barbu_env.actions import NUM_ACTIONS
-from barbu_env.agents import BatchAgent, GroupAgent, act_rows, make_agent
+from barbu_env.agents import Agent, act_rows, make_agent
 from barbu_env.agents.random_agent import RandomAgent
 
 
@@ -53,9 +53,9 @@ def test_act_rows_groups_random_agents_each_drawing_from_its_own_generator():
     assert all(masks[np.arange(200), actions] == 1)
 
 
-def test_the_random_agent_declares_both_batched_protocols():
+def test_random_agents_share_a_batch_key_and_are_agents():
     agent = make_agent("random", seed=0)
-    assert isinstance(agent, BatchAgent) and isinstance(agent, GroupAgent)
+    assert isinstance(agent, Agent) and agent.batch_key == make_agent("random", seed=1).batch_key is not None
 
 
 def test_draws_are_uniform_over_the_legal_actions():

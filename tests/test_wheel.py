@@ -27,9 +27,12 @@ from barbu_env.agents.pretrained import SHIPPED
 from barbu_env.rules import load_rules, preset_names
 
 ROOT = Path(__file__).resolve().parent.parent
-#: What a wheel is built from (``pyproject.toml`` names README.md as the readme). The build
-#: runs on a copy, so that it writes no ``build/`` or ``*.egg-info`` into the work tree.
-SOURCES = ("pyproject.toml", "README.md", "barbu_env", "training", "models")
+#: What a wheel is built from (``pyproject.toml`` names README.md as the readme), and
+#: ``experiments/``, which must stay out of it. The build runs on a copy, so that it writes no
+#: ``build/`` or ``*.egg-info`` into the work tree.
+SOURCES = ("pyproject.toml", "README.md", "barbu_env", "training", "models", "experiments")
+#: The installed packages: what users run. Experiments and benchmarks run from a checkout.
+PACKAGES = {"barbu_env", "training", "models"}
 
 PROBE = """\
 import json, barbu_env
@@ -103,7 +106,19 @@ def test_the_wheel_requires_only_the_core_and_puts_the_rest_in_extras(wheel):
     assert core == CORE_REQUIREMENTS
     assert {"torch", "stable-baselines3", "sb3-contrib", "tensorboard"} <= extras["train"]
     assert "matplotlib" in extras["plot"]
-    assert {"train", "plot", "web", "video", "openspiel", "bench", "rllib", "torchrl", "all", "dev"} <= set(extras)
+    assert {"train", "plot", "web", "video", "openspiel", "rllib", "torchrl", "all", "dev"} <= set(extras)
+
+
+def test_the_wheel_ships_the_packages_and_no_experiment(wheel):
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+    top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert top == PACKAGES
+    experiments = {p.name for p in (ROOT / "experiments").glob("*.py") if p.name != "__init__.py"}
+    assert experiments >= {"distill.py", "bench_training.py", "bench_rllib_cluster.py", "fit_hand_values.py"}
+    shipped = [n for n in names if Path(n).name in experiments]
+    assert shipped == [], f"experiments in the wheel: {shipped}"
+    assert "training/ppo.py" in names and "training/checkpoint_loader.py" in names  # the probe sees the packages
 
 
 def test_a_wheel_installed_outside_the_repository_has_the_presets_and_evaluates(wheel, tmp_path):

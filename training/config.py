@@ -5,14 +5,9 @@ fields, then applies one ``--field`` flag per field (``load_args``, ``build_pars
 ``add_field_flags`` gives any dataclass such flags, with each field's docstring as its
 help: the SB3, RLlib and TorchRL scripts use it for theirs.
 
-Retired fields: ``rollout_engine`` and ``games_per_worker`` belonged to the per-game
-rollout engine, removed (the batched engine plays the same games by the same rules);
-``checkpoint_every`` (iterations) gave way to ``checkpoint_minutes``. A config that still
-names the batched engine (``rollout_engine: vector``, the old default) or
-``checkpoint_every`` loads with a ``FutureWarning`` and the retired fields ignored;
-``rollout_engine: aec`` is an error. A value of the wrong type (``learning_rate: "fast"``)
-is an error naming the field. Checkpoints keep their config as a plain dict and
-resuming reads only its network shape (which must match the config's).
+A field ``Args`` does not have is an error naming it, and so is a value of the wrong type
+(``learning_rate: "fast"``). Checkpoints keep their config as a plain dict and resuming
+reads only its network shape (which must match the config's).
 
 Every field has a range of valid values (``VALID``: said by its docstring, so by
 ``--help``, and by the table in docs/training.md). Types are strict (a bool is no int,
@@ -36,7 +31,6 @@ import os
 import re
 import reprlib
 import textwrap
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,10 +41,6 @@ from barbu_env.agents.registry import split_agent_specs
 from barbu_env.observation import NUM_CARD_ROWS, OBS_DIM, OBS_LAYOUT, PRIVILEGED_DIM
 from models.policy import PolicyConfig
 from training.precision import PRECISIONS
-
-#: Fields of older configs that no longer exist, with the value they may keep (any, if None).
-RETIRED_FIELDS: dict[str, str | None] = {"rollout_engine": "vector", "games_per_worker": None, "checkpoint_every": None}
-
 
 # ---------------------------------------------------------------------- valid values
 
@@ -391,7 +381,7 @@ def load_args(config: str | None = None, overrides: dict[str, Any] | None = None
     """Args from a YAML file and overrides (the command line's flags), every field checked
     (``Args.__post_init__``); anything wrong is a ConfigError of one line naming the field:
     an unknown field, a value of the wrong type or out of its range, a file that is not a
-    YAML mapping. A retired field is dropped with a warning (see the module docstring)."""
+    YAML mapping."""
     values: dict[Any, Any] = {}
     where = f"{config}: " if config else ""
     if config:
@@ -410,25 +400,10 @@ def load_args(config: str | None = None, overrides: dict[str, Any] | None = None
         values.update(data)
     values.update(overrides or {})
     known = {f.name for f in dataclasses.fields(Args)}
-    unknown = sorted((k for k in values if k not in known and k not in RETIRED_FIELDS), key=repr)
+    unknown = sorted((k for k in values if k not in known), key=repr)
     if unknown:
         names = ", ".join(_show(k) for k in unknown[:10]) + (", ..." if len(unknown) > 10 else "")
         raise ConfigError(f"{where}unknown training field(s) {names}; known fields: {sorted(known)}")
-    retired = sorted(set(values) & set(RETIRED_FIELDS))
-    for name in retired:
-        value, kept = values.pop(name), RETIRED_FIELDS[name]
-        if kept is not None and value != kept:
-            raise ConfigError(
-                f"{where}{name}: {_show(value)} is no longer available; the trainer always uses the batched "
-                f"engine ({name}: {kept!r}): remove the field"
-            )
-    if retired:
-        warnings.warn(
-            f"training field(s) {retired} are retired and ignored (the batched engine is the only rollout "
-            f"engine; checkpoints are timed by checkpoint_minutes): remove them from the config",
-            FutureWarning,
-            stacklevel=2,
-        )
     try:
         return Args(**{name: _yaml_number(name, value) for name, value in values.items()})
     except ConfigError as e:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from barbu_env.agents.base import Agent
 from models.device import resolve_device
 from models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint
 
@@ -43,18 +44,18 @@ def model_device(model: Any) -> torch.device:
     return torch.device("cpu")
 
 
-class PolicyAgent:
+class PolicyAgent(Agent):
     """A masked actor-critic playing its most likely legal action (``deterministic=True``,
     the default: the usual way to evaluate a trained policy, and worth ~100 points per
     game against the heuristic over sampling) or sampling its policy with its own seeded
     torch generator (``deterministic=False``).
 
-    A ``BatchAgent`` (``act_batch``: one forward pass for a batch) and a ``GroupAgent``:
-    instances on the same network share its ``batch_key`` (agents loaded from the same
-    file do, through the model cache), so a tournament asks them together through
-    ``act_group`` — one forward pass for every game's decision, then each instance picks
-    its own rows' actions, a sampling one drawing with its own generator (batched
-    Gumbel-max). The trainer plays its pool snapshots as sampling PolicyAgents.
+    ``act_batch`` is one forward pass for a batch. Instances on the same network share
+    its ``batch_key`` (agents loaded from the same file do, through the model cache), so
+    the batched play driver asks them together (``act_batch`` with ``instances``) — one
+    forward pass for every game's decision, then each instance picks its own rows'
+    actions, a sampling one drawing with its own generator (batched Gumbel-max). The
+    trainer plays its pool snapshots as sampling PolicyAgents.
 
     The network computes on its own device (``model_device``); each instance's generator
     is a CPU one, so an agent draws the same actions on any device (up to the rounding of
@@ -72,18 +73,15 @@ class PolicyAgent:
         """Action probabilities ``[B, 85]`` (exactly 0 off the mask)."""
         return _distribution(self.model, observations, masks).probs.cpu().numpy()
 
-    def act(self, observation: dict[str, np.ndarray], agent: str | None = None) -> int:
-        return int(self.act_batch(observation["observation"][None], observation["action_mask"][None])[0])
-
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return self.act_group([self] * len(observations), observations, masks)
-
-    @classmethod
-    def act_group(cls, instances: Sequence[PolicyAgent], observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Row i's action by ``instances[i]`` (all on one network): one forward pass; the
-        greedy instances' rows take their most likely legal action, each sampling
-        instance draws its rows' actions with its own generator."""
-        dist = _distribution(instances[0].model, observations, masks)
+    def act_batch(
+        self, observations: np.ndarray, masks: np.ndarray, instances: Sequence[PolicyAgent] | None = None
+    ) -> np.ndarray:
+        """Row i's action by ``instances[i]`` (all on this network; by default this agent
+        for every row): one forward pass; the greedy instances' rows take their most
+        likely legal action, each sampling instance draws its rows' actions with its own
+        generator."""
+        instances = [self] * len(observations) if instances is None else instances
+        dist = _distribution(self.model, observations, masks)
         sampling: dict[int, list[int]] = {}  # a sampling instance's rows, by identity
         for i, agent in enumerate(instances):
             if not agent.deterministic:

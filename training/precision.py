@@ -10,7 +10,7 @@ so log-probabilities, entropies and losses are computed in float32 either way.
 ``auto`` takes bfloat16 where the hardware multiplies it natively — a CUDA device that
 supports it, or a CPU with AVX-512 BF16 or AMX — and float32 elsewhere (bfloat16
 emulated on an older CPU is slower than float32). What it buys, measured with
-``python -m training.bench_training --compare precision=float32,bfloat16``: docs/benchmarks.md.
+``python -m experiments.bench_training --compare precision=float32,bfloat16``: docs/benchmarks.md.
 
 The rollout and the update use the same precision, so the log-probabilities stored
 with the rollout are the ones the first minibatch of the update recomputes (up to the

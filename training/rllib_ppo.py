@@ -24,7 +24,7 @@ start the other nodes with a custom resource, ``ray start --address HEAD_IP:6379
 env runner takes one unit of it, so they go to those nodes only. ``summary.json``
 lists the node ids the env runners ran on.
 ``tests/test_ray_cluster.py`` trains so on a simulated two-node cluster
-(``ray.cluster_utils.Cluster``), and ``training/bench_rllib_cluster.py`` measures it.
+(``ray.cluster_utils.Cluster``), and ``experiments/bench_rllib_cluster.py`` measures it.
 
 The algorithm checkpoint is saved to ``out/checkpoint``; its shared policy is an agent
 for ``barbu eval`` (``training.external_agents.load_rllib_agent``)::

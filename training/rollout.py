@@ -16,8 +16,9 @@ is cut.
 Opponents: each game of a rollout is, by the weights ``opp_self`` / ``opp_pool`` /
 ``opp_baselines``, either pure self-play (all four seats learn), or one or two learning
 seats against a past snapshot of the policy (a sampling ``PolicyAgent``), or against
-baseline agents (names from the agent registry). Opponents are asked through the agent
-contract (``barbu_env.agents.act_batch``), one call per opponent per step.
+baseline agents (names from the agent registry). The games are played by the batched
+play driver (``barbu_env.driver.play``); the opponents are asked through its ``Seated``
+(one call per opponent, or per group sharing a ``batch_key``, per step).
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ import numba
 import numpy as np
 import torch
 
-from barbu_env.agents import Agent, act_batch, make_agent
+from barbu_env.agents import Agent, ask, make_agent
 from barbu_env.agents.registry import agent_takes, split_agent_specs
 from barbu_env.credit import NO_DECISION, SeatCredit
+from barbu_env.driver import Seated, Step, play
 from barbu_env.engine import NUM_ACTIONS, NUM_HANDS, NUM_PLAYERS, episode_hands
 from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM
 from barbu_env.vector import VectorBarbu
@@ -185,7 +187,7 @@ class Collector:
     learning policy (one batched forward pass on its device: the step's observations and
     masks copied there once, its actions, log-probabilities and values back in one copy;
     on ``torch_threads`` threads on the CPU), then each opponent (a baseline or a pool
-    snapshot, its network on the policy's device, through ``act_batch``); forced decisions
+    snapshot, its network on the policy's device, through the driver's ``Seated``); forced decisions
     (``skip_forced``) and games already over take their first legal action without
     asking anyone. The learning seats' transitions go straight into buffers kept from
     one rollout to the next; their rewards are credited by ``barbu_env.credit.SeatCredit``."""
@@ -275,45 +277,43 @@ class Collector:
             args, rng, B, len(baselines), len(snapshots), teacher=teacher_agent is not None
         )
 
-        # --- play every game to its end ---
-        obs, masks, seat = env.reset(seed=int(rng.integers(2**63)))
-        rows = np.arange(B)
-        live = np.ones(B, dtype=bool)
+        # --- play every game to its end (barbu_env.driver.play) ---
         credit = SeatCredit(B)  # each seat's rewards since its latest transition (ids: buffer rows)
-        final_scores = np.zeros((B, NUM_PLAYERS), dtype=np.int64)
-        T = decisions = 0
-        while live.any():
-            actions = masks.argmax(1)  # the first legal action: forced decisions and finished games
-            asks = live & (masks.sum(1) > 1) if args.skip_forced else live.copy()
-            mine = learning[rows, seat]
+        seated = Seated(opponents, np.maximum(opponent, 0)) if opponents else None  # asked for their seats only
+        filled = [0]  # transitions written so far
+
+        def decide(rows: np.ndarray, obs: np.ndarray, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
+            actions = np.empty(len(rows), dtype=np.int64)
+            mine = learning[rows, seats]
             # the learning policy (or the teacher it imitates): new transitions T .. T + n
-            idx = np.flatnonzero(asks & mine)
-            if len(idx):
-                actions[idx] = self._learner_step(model, torch_gen, teacher_agent, T, idx, obs, masks, seat)
-                t_new = np.arange(T, T + len(idx))
-                closed, owed = credit.decide(idx, seat[idx], t_new)  # each seat's previous transition
+            k = np.flatnonzero(mine)
+            if len(k):
+                T = filled[0]
+                actions[k] = self._learner_step(model, torch_gen, teacher_agent, T, rows[k], obs, masks, seats, k)
+                t_new = np.arange(T, T + len(k))
+                closed, owed = credit.decide(rows[k], seats[k], t_new)  # each seat's previous transition
                 had = closed != NO_DECISION
                 self.buf["rewards"][closed[had]] = owed[had]
                 self.buf["next_index"][closed[had]] = t_new[had]
-                T += len(idx)
-            # the opponents: baselines and pool snapshots, one call each
-            theirs = asks & ~mine
-            who = opponent[rows, seat]
-            for k in np.unique(who[theirs]):
-                j = np.flatnonzero(theirs & (who == k))
-                actions[j] = act_batch(opponents[k], obs[j], masks[j].view(np.int8))
-            # one step of every game; hand scores go to each seat's latest transition
-            decisions += int(live.sum())
-            obs, masks, seat, rewards, dones, infos = env.step(actions)
-            credit.add(rewards * args.reward_scale)
-            ended = np.flatnonzero(dones & live)
-            if len(ended):
-                final_scores[ended] = infos["final_scores"][ended]
-                last, owed = credit.end(ended)  # every seat's latest transition ends with the game
+                filled[0] = T + len(k)
+            # the opponents: baselines and pool snapshots, grouped by who they are
+            j = np.flatnonzero(~mine)
+            if len(j):
+                actions[j] = seated(rows[j], obs[j], masks[j], seats[j])
+            return actions
+
+        def after(step: Step) -> None:
+            # hand scores go to each seat's latest transition; a game's end closes all four
+            credit.add(step.rewards * args.reward_scale)
+            if len(step.ended):
+                last, owed = credit.end(step.ended)
                 was = last != NO_DECISION
                 self.buf["rewards"][last[was]] = owed[was]
                 self.buf["dones"][last[was]] = True
-                live[ended] = False
+
+        start = env.reset(seed=int(rng.integers(2**63)))
+        played = play(env, decide, start, ask_forced=not args.skip_forced, on_step=after)
+        T, final_scores, decisions = filled[0], played.scores.astype(np.int64), played.decisions
 
         # --- advantages along each seat's own decisions ---
         buf = {k: a[:T] for k, a in self.buf.items()}
@@ -344,22 +344,24 @@ class Collector:
         torch_gen: torch.Generator,
         teacher: Agent | None,
         T: int,
-        idx: np.ndarray,
+        games: np.ndarray,
         obs: np.ndarray,
         masks: np.ndarray,
-        seat: np.ndarray,
+        seats: np.ndarray,
+        k: np.ndarray,
     ) -> np.ndarray:
-        """The learning seats' decisions in games ``idx``: written to the buffers as
-        transitions ``T .. T + n`` (open: no reward yet, no successor), their actions returned."""
-        n = len(idx)
+        """The learning seats' decisions, rows ``k`` of a step's asked ``obs`` / ``masks``
+        / ``seats`` (games ``games``): written to the buffers as transitions ``T .. T + n``
+        (open: no reward yet, no successor), their actions returned."""
+        n = len(k)
         if T + n > self.capacity:
             self._grow(int(self.capacity * 1.5) + n)
         buf, new = self.buf, slice(T, T + n)
         o, m = buf["obs"][new], buf["masks"][new]
-        np.take(obs, idx, axis=0, out=o)
-        np.take(masks, idx, axis=0, out=m)
+        np.take(obs, k, axis=0, out=o)
+        np.take(masks.view(bool), k, axis=0, out=m)
         if teacher is not None:
-            a = act_batch(teacher, o, m.view(np.int8))
+            a = ask(teacher, o, m.view(np.int8))
             buf["logprobs"][new] = 0.0
             buf["values"][new] = 0.0
         else:
@@ -368,7 +370,7 @@ class Collector:
             if self.args.central_critic:
                 st = buf["states"][new]
                 st[:, :OBS_DIM] = o
-                st[:, OBS_DIM:] = self.env.other_hands()[idx]
+                st[:, OBS_DIM:] = self.env.other_hands()[games]
                 states = torch.from_numpy(st).to(device)
             with torch.no_grad():
                 with autocast(self.dtype, device):
@@ -384,6 +386,6 @@ class Collector:
         buf["rewards"][new] = 0.0
         buf["dones"][new] = False
         buf["next_index"][new] = NO_DECISION
-        buf["game_ids"][new] = idx
-        buf["seats"][new] = seat[idx]
+        buf["game_ids"][new] = games
+        buf["seats"][new] = seats[k]
         return a

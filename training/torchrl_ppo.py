@@ -50,7 +50,7 @@ from torchrl.objectives import ClipPPOLoss
 from torchrl.objectives.value.functional import generalized_advantage_estimate
 
 import barbu_env
-from barbu_env.aec import AGENTS
+from barbu_env.actions import AGENTS
 from barbu_env.credit import NO_DECISION, credit_steps
 from models.policy import BarbuActorCritic, PolicyConfig, save_checkpoint
 from training.config import add_field_flags

@@ -1,9 +1,11 @@
 """Agents: anything that picks a legal action from an observation.
 
 Every player — a baseline, a trained policy, a human at the terminal, another RL
-library's policy behind a thin adapter — is an ``Agent``: ``act(observation, agent)``
-takes the observation dict the environment gives (``{"observation", "action_mask"}``)
-and the acting agent's name (``"player_0"`` ...), and returns a legal action id.
+library's policy behind a thin adapter — is an ``Agent`` (``barbu_env.agents.base``):
+``act_batch(observations, masks)`` returns a legal action id per row, and
+``act(observation, agent)`` decides one observation dict as the environment gives it
+(``{"observation", "action_mask"}``, the acting agent's name ``"player_0"`` ...); a
+subclass writes either, the base class serves the other.
 
 Agents are made by name through a registry, so that ``--agents heuristic,random`` works
 from the command line: ``make_agent("random", seed=0)``. A name that is not registered
@@ -12,6 +14,7 @@ but is a path to a file is handed to the loaders registered with ``register_load
 with ``trust=True``, else ``UntrustedFileError``.
 """
 
+from ..driver import act_rows, ask
 from . import heuristic as _heuristic  # noqa: F401
 
 # Importing the baselines registers them (openspiel-ismcts imports pyspiel only when made).
@@ -19,7 +22,7 @@ from . import openspiel_ismcts as _openspiel_ismcts  # noqa: F401
 from . import pimc as _pimc  # noqa: F401
 from . import pretrained as _pretrained  # noqa: F401
 from . import random_agent as _random_agent  # noqa: F401
-from .base import Agent, BatchAgent, GroupAgent, act_batch, act_rows
+from .base import Agent
 from .registry import (
     UntrustedFileError,
     agent_names,
@@ -32,11 +35,9 @@ from .registry import (
 
 __all__ = [
     "Agent",
-    "BatchAgent",
-    "GroupAgent",
     "UntrustedFileError",
-    "act_batch",
     "act_rows",
+    "ask",
     "agent_names",
     "make_agent",
     "parse_agent_spec",

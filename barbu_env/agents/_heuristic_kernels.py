@@ -12,8 +12,9 @@ as arrays built by ``heuristic.kernel_params`` (int64 ``ip`` indexed by ``P_*``,
 expected-raw-score model, then the versus-declarer model), so that a change of a tunable
 in ``heuristic.py`` never meets a stale compilation cached on disk. The card, contract,
 phase and action constants are the engine's; the observation offsets are looked up by
-name in ``observation.OFFSETS`` (``ensure_fresh_cache`` recompiles if a cached
-compilation was built for another layout).
+name in ``observation.OFFSETS`` (on import, a compilation cached for another layout is
+dropped and made afresh: ``barbu_env._bits.refresh_stale_cache``). Contracts are ``C_*``,
+phases ``PH_*``; the bit helpers are ``barbu_env._bits``'.
 
 As in ``barbu_env._kernels``, every function is compiled with ``cache=True`` and without
 reference counting (``_nrt=False``: they allocate nothing; the caller passes the scratch
@@ -25,12 +26,8 @@ is float64 in numba), and powers take a float exponent (``x ** float(k)``: libm'
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
-from numba.core import types
-from numba.core.extending import intrinsic
-from numba.core.registry import CPUDispatcher
-from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
+from .._bits import U0, U1, bit, highest, kernel, lowest, popcount, refresh_stale_cache
 from ..actions import DECLARE_OFFSET, DOUBLE_OFFSET, NUM_ACTIONS, RANK_OFFSET, TRUMP_OFFSET
 from ..cards import (
     ACE,
@@ -53,13 +50,13 @@ from ..observation import OBS_DIM, OFFSETS
 
 # ---------------------------------------------------------------------- constants
 
-NO_TRICKS = int(Contract.NO_TRICKS)
-NO_HEARTS = int(Contract.NO_HEARTS)
-NO_QUEENS = int(Contract.NO_QUEENS)
-BARBU = int(Contract.NO_KING_OF_HEARTS)
-NO_LAST_TWO = int(Contract.NO_LAST_TWO)
-TRUMPS = int(Contract.TRUMPS)
-DOMINO = int(Contract.DOMINO)
+C_NO_TRICKS = int(Contract.NO_TRICKS)
+C_NO_HEARTS = int(Contract.NO_HEARTS)
+C_NO_QUEENS = int(Contract.NO_QUEENS)
+C_BARBU = int(Contract.NO_KING_OF_HEARTS)
+C_NO_LAST_TWO = int(Contract.NO_LAST_TWO)
+C_TRUMPS = int(Contract.TRUMPS)
+C_DOMINO = int(Contract.DOMINO)
 NUM_CONTRACTS = len(Contract)
 PH_DECLARE = int(Phase.DECLARE)
 PH_TRUMP = int(Phase.TRUMP)
@@ -70,8 +67,6 @@ PH_DOMINO = int(Phase.DOMINO)
 NUM_PHASES = len(Phase)
 NUM_DOUBLE_CHOICES = 8  # DOUBLE_OFFSET + a 3-bit set of the seats named (relative: 1 left ... 3 right)
 
-U0 = np.uint64(0)
-U1 = np.uint64(1)
 FULL = np.uint64(FULL_DECK)
 SUIT_RANKS = np.uint64((1 << NUM_RANKS) - 1)  # the 13 ranks of one suit
 HEARTS_SET = np.uint64(HEARTS_MASK)
@@ -181,47 +176,10 @@ FEATURE_NAMES = (
 )  # fmt: skip
 assert len(FEATURE_NAMES) == NUM_FEATURES
 
-_kernel = njit(cache=True, _nrt=False)
+_kernel = kernel
 
 
 # ---------------------------------------------------------------------- bits
-
-
-@intrinsic
-def _ctpop(typingctx, x):
-    """Population count (LLVM's ctpop)."""
-    if not isinstance(x, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(args[0])
-
-    return x(x), codegen
-
-
-@_kernel
-def _pc(x):
-    """Number of cards in a set."""
-    return np.int64(_ctpop(x))
-
-
-@_kernel
-def _hi(x):
-    """Highest card of a set, -1 if empty."""
-    return 63 - np.int64(leading_zeros(x))
-
-
-@_kernel
-def _lo(x):
-    """Lowest card of a set, -1 if empty."""
-    if x == U0:
-        return -1
-    return np.int64(trailing_zeros(x))
-
-
-@_kernel
-def _bit(c):
-    return U1 << np.uint64(c)
 
 
 @_kernel
@@ -283,7 +241,7 @@ def _played(obs):
 
 @_kernel
 def layout():
-    """The observation offsets this compilation was built with (see ``ensure_fresh_cache``)."""
+    """The observation offsets this compilation was built with (checked on import)."""
     return LAYOUT
 
 
@@ -387,9 +345,9 @@ def _dot(weights, model, c, feat):
 def _hand_features(fp, feat, hand, c, declarer, trump, rank):
     """``_features`` with the trump suit / starting rank this player would name when not
     given (negative)."""
-    if c == TRUMPS and trump < 0:
+    if c == C_TRUMPS and trump < 0:
         trump = _best_trump(hand)
-    if c == DOMINO and rank < 0:
+    if c == C_DOMINO and rank < 0:
         rank = _best_domino_rank(hand, fp)
     _features(feat, hand, c, declarer, trump, rank)
 
@@ -401,7 +359,13 @@ def _best_trump(hand):
     best_v = -1e9
     for s in range(NUM_SUITS):
         x = _suit(hand, s)
-        v = 1.5 * _pc(x) + 4 * _has_rank(x, ACE) + 3 * _has_rank(x, KING) + 2 * _has_rank(x, QUEEN) + _has_rank(x, JACK)
+        v = (
+            1.5 * popcount(x)
+            + 4 * _has_rank(x, ACE)
+            + 3 * _has_rank(x, KING)
+            + 2 * _has_rank(x, QUEEN)
+            + _has_rank(x, JACK)
+        )
         if v > best_v:
             best = s
             best_v = v
@@ -415,7 +379,7 @@ def _best_domino_rank(hand, fp):
     best = 0
     best_v = 1e9
     for r in range(NUM_RANKS):
-        v = _domino_gap_cost(hand, r) - fp[T_RANK_BONUS] * _pc((hand >> np.uint64(r)) & RANK_COLUMN)
+        v = _domino_gap_cost(hand, r) - fp[T_RANK_BONUS] * popcount((hand >> np.uint64(r)) & RANK_COLUMN)
         if v < best_v:
             best = r
             best_v = v
@@ -466,24 +430,24 @@ def _features(feat, hand, contract, declarer, trump, rank):
     kings_exposed = 0.0
     for s in range(NUM_SUITS):
         x = _suit(hand, s)
-        k = _pc(x)
+        k = popcount(x)
         voids += k == 0
         singles += k == 1
         doubles += k == 2
         longs += max(0, k - 4)
-        unguarded += max(0, _pc(x >> np.uint64(HIGH_FROM)) - _pc(x & LOW_RANKS))
+        unguarded += max(0, popcount(x >> np.uint64(HIGH_FROM)) - popcount(x & LOW_RANKS))
         for r in range(NUM_RANKS):
             if _has_rank(x, r):
                 rank_sum += r
         if _has_rank(x, QUEEN):
-            lower = _pc(x & BELOW_QUEEN)
+            lower = popcount(x & BELOW_QUEEN)
             q_guard += min(lower, 4)
             q_bare += lower <= 1
         elif x >> np.uint64(KING):
-            kings_exposed += _pc(x >> np.uint64(KING)) * (1.0 if _pc(x & BELOW_QUEEN) <= 2 else 0.5)
+            kings_exposed += popcount(x >> np.uint64(KING)) * (1.0 if popcount(x & BELOW_QUEEN) <= 2 else 0.5)
     h = _suit(hand, HEARTS)
     has_kh = _has_rank(h, KING)
-    h_low = _pc(h & BELOW_KING)
+    h_low = popcount(h & BELOW_KING)
     feat[F_BIAS] = 1.0
     feat[F_DECLARER] = 1.0 if declarer else 0.0
     feat[F_ACES] = _rank_count(s0, s1, s2, s3, ACE)
@@ -503,17 +467,17 @@ def _features(feat, hand, contract, declarer, trump, rank):
     feat[F_LENGTH] = longs
     feat[F_UNGUARDED] = unguarded
     feat[F_RANK_SUM] = rank_sum / 13.0
-    feat[F_HEARTS] = _pc(h)
+    feat[F_HEARTS] = popcount(h)
     feat[F_ACE_HEARTS] = _has_rank(h, ACE)
     feat[F_KING_HEARTS] = has_kh
     feat[F_KING_HEARTS_GUARDS] = has_kh * h_low
     feat[F_KING_HEARTS_BARE] = has_kh * (1 if h_low <= 1 else 0)
-    feat[F_HIGH_HEARTS] = _pc(h >> np.uint64(HIGH_FROM))
-    feat[F_LOW_HEARTS] = _pc(h & LOW_RANKS)
+    feat[F_HIGH_HEARTS] = popcount(h >> np.uint64(HIGH_FROM))
+    feat[F_LOW_HEARTS] = popcount(h & LOW_RANKS)
     feat[F_QUEEN_GUARDS] = q_guard
     feat[F_BARE_QUEENS] = q_bare
     feat[F_KINGS_EXPOSED] = kings_exposed
-    if contract == TRUMPS and trump >= 0:
+    if contract == C_TRUMPS and trump >= 0:
         t = _suit(hand, trump)
         side_aces = side_kings = side_short = 0
         for s in range(NUM_SUITS):
@@ -521,14 +485,14 @@ def _features(feat, hand, contract, declarer, trump, rank):
                 x = _suit(hand, s)
                 side_aces += _has_rank(x, ACE)
                 side_kings += _has_rank(x, KING)
-                side_short += _pc(x) <= 1
-        n_t = _pc(t)
+                side_short += popcount(x) <= 1
+        n_t = popcount(t)
         extra = max(0, n_t - 4)
         feat[F_TRUMP_LENGTH] = n_t
         feat[F_TRUMP_ACE] = _has_rank(t, ACE)
         feat[F_TRUMP_KING] = _has_rank(t, KING)
         feat[F_TRUMP_QUEEN] = _has_rank(t, QUEEN)
-        feat[F_TRUMP_HIGH] = _pc(t >> np.uint64(HIGH_FROM))
+        feat[F_TRUMP_HIGH] = popcount(t >> np.uint64(HIGH_FROM))
         feat[F_SIDE_ACES] = side_aces
         feat[F_SIDE_KINGS] = side_kings
         feat[F_SIDE_SHORT] = side_short
@@ -536,7 +500,7 @@ def _features(feat, hand, contract, declarer, trump, rank):
     else:
         for k in range(F_TRUMP_LENGTH, F_TRUMP_EXTRA_SQ + 1):
             feat[k] = 0.0
-    if contract == DOMINO and rank >= 0:
+    if contract == C_DOMINO and rank >= 0:
         at = _rank_count(s0, s1, s2, s3, rank)
         spread = 0
         for r in range(NUM_RANKS):
@@ -618,14 +582,14 @@ def _play_trick(obs, ip, fp, cards):
     n_played = (4 - leader) & 3
     cl = (_cards_left(obs, 0), _cards_left(obs, 1), _cards_left(obs, 2), _cards_left(obs, 3))
     n_after = 3 - n_played
-    trump = _onehot(obs, O_TRUMP, NUM_SUITS) if contract == TRUMPS else -1
+    trump = _onehot(obs, O_TRUMP, NUM_SUITS) if contract == C_TRUMPS else -1
     trick_mask = U0
     if n_played:
-        lead_card = _hi(trick[leader & 3])
+        lead_card = highest(trick[leader & 3])
         led = lead_card // NUM_RANKS
         win = lead_card
         for k in range(1, n_played):
-            c = _hi(trick[(leader + k) & 3])
+            c = highest(trick[(leader + k) & 3])
             if (c // NUM_RANKS == win // NUM_RANKS and c > win) or (
                 c // NUM_RANKS == trump and win // NUM_RANKS != trump
             ):
@@ -635,9 +599,9 @@ def _play_trick(obs, ip, fp, cards):
     else:
         led = -1
         win = -1
-    if contract == TRUMPS:
+    if contract == C_TRUMPS:
         return _play_trumps(hand, cards, out, trump, led, win, n_after)
-    if contract == NO_LAST_TWO and tn < ip[P_SHED_UNTIL]:
+    if contract == C_NO_LAST_TWO and tn < ip[P_SHED_UNTIL]:
         return _play_shed(ip, fp, hand, cards, out, contract)
     return _play_avoid(ip, fp, hand, cards, out, contract, tn, cl, n_after, led, win, trick_mask)
 
@@ -654,15 +618,15 @@ def _cards_left(obs, p):
 @_kernel
 def _pen(ip, m, contract):
     """Penalty points of a set of cards for whoever takes them."""
-    if contract == NO_HEARTS:
+    if contract == C_NO_HEARTS:
         h = m & HEARTS_SET
         if not h:
             return 0
         a = _has_rank(h, ACE_OF_HEARTS)
-        return ip[P_HEART] * (_pc(h) - a) + ip[P_ACE_HEART] * a
-    if contract == NO_QUEENS:
-        return ip[P_QUEEN] * _pc(m & QUEENS_SET)
-    if contract == BARBU:
+        return ip[P_HEART] * (popcount(h) - a) + ip[P_ACE_HEART] * a
+    if contract == C_NO_QUEENS:
+        return ip[P_QUEEN] * popcount(m & QUEENS_SET)
+    if contract == C_BARBU:
         return ip[P_KING] if _has_rank(m, KING_OF_HEARTS) else 0
     return 0
 
@@ -670,9 +634,9 @@ def _pen(ip, m, contract):
 @_kernel
 def _base_cost(ip, contract, tn):
     """What taking trick ``tn`` costs by itself (No Tricks; No Last Two's last two)."""
-    if contract == NO_TRICKS:
+    if contract == C_NO_TRICKS:
         return ip[P_TRICK]
-    if contract == NO_LAST_TWO:
+    if contract == C_NO_LAST_TWO:
         if tn == CARDS_PER_HAND - 2:
             return ip[P_LAST_TWO]
         if tn == CARDS_PER_HAND - 1:
@@ -685,20 +649,20 @@ def _dump_risk(ip, fp, out, contract, cl, m, suit):
     """Expected penalty that players 1 .. m drop on this trick when void in ``suit``: per
     player, chance of being void x chance of holding an outstanding penalty card x its
     average penalty x DUMP_WILL."""
-    if contract == NO_TRICKS or contract == NO_LAST_TWO:
+    if contract == C_NO_TRICKS or contract == C_NO_LAST_TWO:
         return 0.0
-    if contract == NO_HEARTS:
+    if contract == C_NO_HEARTS:
         pen_out = out & HEARTS_SET
-    elif contract == NO_QUEENS:
+    elif contract == C_NO_QUEENS:
         pen_out = out & QUEENS_SET
     else:
-        pen_out = out & _bit(KING_OF_HEARTS)
+        pen_out = out & bit(KING_OF_HEARTS)
     pen_out &= ~_suit_mask(suit)
     if not pen_out:
         return 0.0
-    u = _pc(out)
-    k = _pc(out & _suit_mask(suit))
-    n_pen = _pc(pen_out)
+    u = popcount(out)
+    k = popcount(out & _suit_mask(suit))
+    n_pen = popcount(pen_out)
     risk = 0.0
     per = _pen(ip, pen_out, contract) / n_pen
     for p in range(1, m + 1):
@@ -728,14 +692,14 @@ def _follow_risk(ip, fp, out, contract, cl, m, c):
     card (No Queens), K♥ under A♥ (Barbu); FOLLOW_FALL is the chance a holder plays it."""
     s = c // NUM_RANKS
     r = c % NUM_RANKS
-    if contract == NO_HEARTS:
+    if contract == C_NO_HEARTS:
         if s != HEARTS:
             return 0.0
         h = out & HEARTS_SET
-        k = _pc(h)
+        k = popcount(h)
         if not k:
             return 0.0
-        u = _pc(out)
+        u = popcount(out)
         e = 0.0
         for q in range(1, m + 1):
             frac = min(1.0, cl[q] / u)
@@ -743,12 +707,12 @@ def _follow_risk(ip, fp, out, contract, cl, m, c):
         if _has_rank(h, ACE_OF_HEARTS):
             e += (ip[P_ACE_HEART] - ip[P_HEART]) * fp[T_FOLLOW_FALL] * _sum_left(cl, m) / u
         return e
-    if contract == NO_QUEENS:
+    if contract == C_NO_QUEENS:
         if r > QUEEN and _has_rank(out, NUM_RANKS * s + QUEEN):
-            return fp[T_FOLLOW_FALL] * ip[P_QUEEN] * _sum_left(cl, m) / _pc(out)
+            return fp[T_FOLLOW_FALL] * ip[P_QUEEN] * _sum_left(cl, m) / popcount(out)
         return 0.0
-    if contract == BARBU and c == ACE_OF_HEARTS and _has_rank(out, KING_OF_HEARTS):
-        return fp[T_FOLLOW_FALL] * ip[P_KING] * _sum_left(cl, m) / _pc(out)
+    if contract == C_BARBU and c == ACE_OF_HEARTS and _has_rank(out, KING_OF_HEARTS):
+        return fp[T_FOLLOW_FALL] * ip[P_KING] * _sum_left(cl, m) / popcount(out)
     return 0.0
 
 
@@ -760,11 +724,11 @@ def _p_win(out, cl, m, c):
     s = c // NUM_RANKS
     r = c % NUM_RANKS
     o = _suit(out, s)
-    h = _pc(o >> np.uint64(r + 1))
+    h = popcount(o >> np.uint64(r + 1))
     if h == 0:
         return 1.0
-    low = _pc(o & _below(r))
-    u = _pc(out)
+    low = popcount(o & _below(r))
+    u = popcount(out)
     share = h / (h + low) if low else 1.0
     p = 1.0
     for q in range(1, m + 1):
@@ -786,16 +750,16 @@ def _danger(ip, fp, hand, out, contract, c):
     r = c % NUM_RANKS
     o = _suit(out, s)
     below = o & _below(r)
-    low = _pc(below)
+    low = popcount(below)
     if not low:
         return 0.0
-    high = _pc(o >> np.uint64(r + 1))
+    high = popcount(o >> np.uint64(r + 1))
     mine = _suit(hand, s)
     # own lower cards protect c only if an outstanding card lies between (equal cards don't)
-    mine_low = _pc(mine & _below(_hi(below)))
+    mine_low = popcount(mine & _below(highest(below)))
     p = low / (low + 2 * high + 1) * fp[T_PROTECT + contract] ** np.float64(mine_low)
     p += 0.001 * r
-    return p * (_future_trick_pen(ip, fp, out, contract, s, r) + _pen(ip, _bit(c), contract)) * fp[T_FUTURE_WEIGHT]
+    return p * (_future_trick_pen(ip, fp, out, contract, s, r) + _pen(ip, bit(c), contract)) * fp[T_FUTURE_WEIGHT]
 
 
 @_kernel
@@ -803,21 +767,21 @@ def _future_trick_pen(ip, fp, out, contract, s, r):
     """Expected cost of a later trick won by rank ``r`` of suit ``s``: the trick itself,
     the hearts / queen / K♥ the others follow with or drop on it (FUTURE_DUMP when void,
     QUEEN_FALL and KING_FALL under a higher card)."""
-    if contract == NO_TRICKS:
+    if contract == C_NO_TRICKS:
         return np.float64(ip[P_TRICK])
-    if contract == NO_LAST_TWO:
+    if contract == C_NO_LAST_TWO:
         return (ip[P_LAST_TWO] + ip[P_LAST_TWO + 1]) / 2
-    if contract == NO_HEARTS:
+    if contract == C_NO_HEARTS:
         h_out = out & HEARTS_SET
         if not h_out:
             return 0.0
         if s == HEARTS:  # the others follow with hearts
-            e = ip[P_HEART] * min(3, _pc(h_out))
+            e = ip[P_HEART] * min(3, popcount(h_out))
             if _has_rank(h_out, ACE_OF_HEARTS) and r < ACE:
                 e += ip[P_ACE_HEART] - ip[P_HEART]
             return np.float64(e)
-        return fp[T_FUTURE_DUMP + NO_HEARTS] * _pen(ip, h_out, NO_HEARTS) / _pc(h_out)
-    if contract == NO_QUEENS:
+        return fp[T_FUTURE_DUMP + C_NO_HEARTS] * _pen(ip, h_out, C_NO_HEARTS) / popcount(h_out)
+    if contract == C_NO_QUEENS:
         q_out = out & QUEENS_SET
         if not q_out:
             return 0.0
@@ -825,16 +789,16 @@ def _future_trick_pen(ip, fp, out, contract, s, r):
         if _has_rank(q_out, NUM_RANKS * s + QUEEN) and r > QUEEN:  # the queen may fall under it
             e += fp[T_QUEEN_FALL] * ip[P_QUEEN]
         if q_out & ~_suit_mask(s):
-            e += fp[T_FUTURE_DUMP + NO_QUEENS] * ip[P_QUEEN]
+            e += fp[T_FUTURE_DUMP + C_NO_QUEENS] * ip[P_QUEEN]
         return e
-    if contract == BARBU:
+    if contract == C_BARBU:
         if not _has_rank(out, KING_OF_HEARTS):
             return 0.0
         if s == HEARTS:
             if r == ACE:
                 return fp[T_KING_FALL] * ip[P_KING]
-            return fp[T_FUTURE_DUMP + BARBU] * 0.5 * ip[P_KING] / 4
-        return fp[T_FUTURE_DUMP + BARBU] * ip[P_KING] / 4
+            return fp[T_FUTURE_DUMP + C_BARBU] * 0.5 * ip[P_KING] / 4
+        return fp[T_FUTURE_DUMP + C_BARBU] * ip[P_KING] / 4
     return 0.0
 
 
@@ -859,16 +823,16 @@ def _play_avoid(ip, fp, hand, cards, out, contract, tn, cl, n_after, led, win, t
         risk = 0.0
         rest = cards
         while rest:
-            c = _lo(rest)
+            c = lowest(rest)
             rest &= rest - U1
             s = c // NUM_RANKS
             p = _p_win(out, cl, 3, c)
             if s != risk_suit:
                 risk_suit = s
                 risk = _dump_risk(ip, fp, out, contract, cl, 3, s)
-            cost = base + _pen(ip, _bit(c), contract) + risk
+            cost = base + _pen(ip, bit(c), contract) + risk
             cost += _follow_risk(ip, fp, out, contract, cl, 3, c)
-            v = p * cost - _danger(ip, fp, hand, out, contract, c) + fp[T_LEAD_LENGTH] * _pc(hand & _suit_mask(s))
+            v = p * cost - _danger(ip, fp, hand, out, contract, c) + fp[T_LEAD_LENGTH] * popcount(hand & _suit_mask(s))
             if v < best_v - 1e-9 or (abs(v - best_v) <= 1e-9 and c % NUM_RANKS < best % NUM_RANKS):
                 best = c
                 best_v = v
@@ -880,13 +844,13 @@ def _play_avoid(ip, fp, hand, cards, out, contract, tn, cl, n_after, led, win, t
         risk = _dump_risk(ip, fp, out, contract, cl, m, led)
         rest = follow
         while rest:
-            c = _lo(rest)
+            c = lowest(rest)
             rest &= rest - U1
             if c < win:
                 p = 0.0
             else:
                 p = _p_win(out, cl, m, c) if m > 0 else 1.0
-            pen = np.float64(_pen(ip, _bit(c), contract))
+            pen = np.float64(_pen(ip, bit(c), contract))
             if p > 0.0 and m > 0:
                 pen += _follow_risk(ip, fp, out, contract, cl, m, c)
             v = p * (now + risk + pen) - (1.0 - p) * pen * fp[T_GIVE] - _danger(ip, fp, hand, out, contract, c)
@@ -897,9 +861,9 @@ def _play_avoid(ip, fp, hand, cards, out, contract, tn, cl, n_after, led, win, t
     # void: discard the card whose risk is the greatest
     rest = cards
     while rest:
-        c = _lo(rest)
+        c = lowest(rest)
         rest &= rest - U1
-        v = -_danger(ip, fp, hand, out, contract, c) - _pen(ip, _bit(c), contract) * fp[T_GIVE]
+        v = -_danger(ip, fp, hand, out, contract, c) - _pen(ip, bit(c), contract) * fp[T_GIVE]
         if v < best_v - 1e-9:
             best = c
             best_v = v
@@ -914,7 +878,7 @@ def _play_shed(ip, fp, hand, cards, out, contract):
     best_v = -1e18
     rest = cards
     while rest:
-        c = _lo(rest)
+        c = lowest(rest)
         rest &= rest - U1
         v = _danger(ip, fp, hand, out, contract, c) + 0.01 * (c % NUM_RANKS)
         if v > best_v:
@@ -945,7 +909,7 @@ def _play_trumps(hand, cards, out, trump, led, win, n_after):
     if led < 0:
         my_t = cards & tmask
         if my_t and out_t:
-            top = _hi(my_t)
+            top = highest(my_t)
             if _is_master(out, top):
                 return top
         # cash a side master
@@ -957,9 +921,9 @@ def _play_trumps(hand, cards, out, trump, led, win, n_after):
             mine = cards & _suit_mask(s)
             if not mine:
                 continue
-            top = _hi(mine)
+            top = highest(mine)
             if _is_master(out, top):
-                n_out = _pc(out & _suit_mask(s))
+                n_out = popcount(out & _suit_mask(s))
                 if out_t:
                     v = n_out - (3 if n_out < 3 else 0)
                 else:
@@ -977,11 +941,11 @@ def _play_trumps(hand, cards, out, trump, led, win, n_after):
             if not mine:
                 continue
             if s == trump:
-                v = np.float64(50 + _pc(mine))
+                v = np.float64(50 + popcount(mine))
             else:
-                v = _pc(mine) * 2 + (10 if (hand & tmask) == U0 else 0) - _pc(out & _suit_mask(s)) * 0.1
+                v = popcount(mine) * 2 + (10 if (hand & tmask) == U0 else 0) - popcount(out & _suit_mask(s)) * 0.1
             if v < best_v:
-                best = _lo(mine)
+                best = lowest(mine)
                 best_v = v
         return best
     winning_trump = win // NUM_RANKS == trump
@@ -990,7 +954,7 @@ def _play_trumps(hand, cards, out, trump, led, win, n_after):
     first_master = -1
     rest = cards
     while rest:
-        c = _lo(rest)
+        c = lowest(rest)
         rest &= rest - U1
         if (c // NUM_RANKS == win // NUM_RANKS and c > win) or (c // NUM_RANKS == trump and not winning_trump):
             if first_beat < 0:
@@ -1016,11 +980,11 @@ def _lowest_discard(hand, cards, out, trump):
     best_v = 1e9
     rest = cards
     while rest:
-        c = _lo(rest)
+        c = lowest(rest)
         rest &= rest - U1
         s = c // NUM_RANKS
         r = c % NUM_RANKS
-        v = r * 3 + _pc(hand & _suit_mask(s)) + (40 if s == trump else 0)
+        v = r * 3 + popcount(hand & _suit_mask(s)) + (40 if s == trump else 0)
         if not (_suit(out, s) >> np.uint64(r + 1)):
             v += 20  # a master: keep it
         if v < best_v:
@@ -1044,7 +1008,7 @@ def _play_domino(obs, fp, cards):
     best_v = -1e18
     rest = cards
     while rest:
-        c = _lo(rest)
+        c = lowest(rest)
         rest &= rest - U1
         s = c // NUM_RANKS
         k = c % NUM_RANKS
@@ -1052,7 +1016,7 @@ def _play_domino(obs, fp, cards):
         others = _suit(out, s)
         bk = np.uint64(k + 1)
         if k == r0:
-            beyond = mine & ~_bit(k)
+            beyond = mine & ~bit(k)
             blocked = others
         elif k > r0:
             beyond = mine >> bk << bk
@@ -1061,10 +1025,10 @@ def _play_domino(obs, fp, cards):
             beyond = mine & _below(k)
             blocked = others & _below(k)
         if beyond:
-            far = max(_hi(beyond) - k, k - _lo(beyond))
-            v = 100 + fp[T_DOM_FAR] * far + fp[T_DOM_COUNT] * _pc(beyond)
+            far = max(highest(beyond) - k, k - lowest(beyond))
+            v = 100 + fp[T_DOM_FAR] * far + fp[T_DOM_COUNT] * popcount(beyond)
         else:
-            v = np.float64(-_pc(blocked))
+            v = np.float64(-popcount(blocked))
         if v > best_v:
             best = c
             best_v = v
@@ -1073,15 +1037,6 @@ def _play_domino(obs, fp, cards):
 
 # ---------------------------------------------------------------------- the disk cache
 
-
-def ensure_fresh_cache() -> None:
-    """Recompile if the compilation cached on disk was built for another observation
-    layout (numba's cache keys on this file, not on ``observation.OFFSETS``, which the
-    kernels read as constants): the cache files are dropped and every kernel compiles
-    afresh on its next call."""
-    if tuple(layout()) == LAYOUT:
-        return
-    for kernel in list(globals().values()):
-        if isinstance(kernel, CPUDispatcher):
-            kernel._cache.flush()
-    layout.recompile()
+# A compilation cached for another observation layout is dropped and made afresh (the policy
+# of every kernel module: ``barbu_env._bits.refresh_stale_cache``).
+refresh_stale_cache(globals(), layout, LAYOUT)

@@ -1,135 +1,79 @@
 """The agent contract: how anything that plays Barbu is asked for its actions.
 
 Every player — a baseline, a trained policy, a search agent, another RL library's policy
-behind a thin adapter — is an :class:`Agent`: ``act(observation, agent)`` takes the
-observation dict the environment gives (``{"observation": float32[OBS_DIM],
-"action_mask": int8[85]}``) and the acting agent's name (``"player_0"`` ...) and returns a
-legal action id. Agents see nothing else: no hidden cards.
+behind a thin adapter — is an :class:`Agent` with one method that matters:
+``act_batch(observations, masks)`` takes a batch of the environment's observations
+(float32 ``[B, OBS_DIM]``) and their legal-action masks (int8 or bool ``[B, 85]``,
+nonzero: legal) and returns int64 ``[B]``, a legal action id per row. Agents see nothing
+else: no hidden cards. ``act(observation, agent)`` — one observation dict as the
+PettingZoo environment gives it (``{"observation", "action_mask"}``) and the acting
+agent's name (``"player_0"`` ...) — is the same decision for one row.
 
-Agents that can decide many positions at once (one network call, one compiled kernel
-call) are :class:`BatchAgent`\\ s: ``act_batch(observations [B, OBS_DIM], masks [B, 85])``
-returns int64 ``[B]``, row by row the action ``act`` would choose (for an agent that
-draws at random: drawn from the same distribution).
+Subclass :class:`Agent` and write either method: the base class serves the other one.
+An agent that writes only ``act`` is asked row by row, each row with its acting agent's
+name (a human at the terminal needs it); one that writes ``act_batch`` is asked once per
+batch. An object that is not an ``Agent`` but has ``act`` (a user's class written for
+the environment) is served row by row too (``barbu_env.driver.ask``).
 
-Agents of which many *instances* play at once but decide together — one network shared
-by the instances of a tournament, each instance with its own seeded generator — are
-:class:`GroupAgent`\\ s: instances whose ``batch_key`` is equal (and not None) are asked
-together through ``type(agent).act_group(instances, observations, masks)``, row i for
-``instances[i]``.
+Sharing: instances of one agent class often decide with one thing between them — one
+network for the policies loaded from a file, one compiled kernel for heuristics under
+the same rules — while each draws its own random numbers. Such instances set an equal,
+hashable ``batch_key`` (not None), and their ``act_batch`` takes ``instances``: row i is
+decided by ``instances[i]`` (its generator, its settings) in the same one call. Who is
+asked together is the business of whoever plays many games at once — the batched play
+driver (``barbu_env.driver``) groups its rows with ``act_rows`` — not the agent's.
 
-Everything that plays many decisions at once (the duplicate tournament, the trainer's
-opponents) asks through one function, :func:`act_rows`: row i of a batch is decided by
-``agents[i]``, grouped so that each distinct agent or group is called once.
-
->>> from barbu_env.agents import make_agent
 >>> masks = np.zeros((3, 85), dtype=np.int8); masks[:, [52, 55]] = 1
 >>> obs = np.zeros((3, 1132), dtype=np.float32)
->>> a = make_agent("random", seed=1)
->>> actions = act_rows([a, a, a], obs, masks)
->>> actions.dtype, sorted(set(actions) - {52, 55})
-(dtype('int64'), [])
+>>> class FirstLegal(Agent):
+...     name = "first"
+...     def act_batch(self, observations, masks):
+...         return np.asarray(masks).argmax(axis=1)
+>>> FirstLegal().act_batch(obs, masks).tolist(), FirstLegal().act({"observation": obs[0], "action_mask": masks[0]})
+([52, 52, 52], 52)
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
-
-@runtime_checkable
-class Agent(Protocol):
-    """Picks a legal action id from an observation dict (see the module docstring);
-    ``name`` is a short label for tables."""
-
-    name: str
-
-    def act(self, observation: dict[str, np.ndarray], agent: str | None = None) -> int: ...
+from ..driver import act_by_rows
 
 
-@runtime_checkable
-class BatchAgent(Agent, Protocol):
-    """An agent that also decides a batch of positions in one call: ``act_batch`` returns
-    int64 ``[B]``, row by row what ``act`` would choose."""
+class Agent:
+    """Base class of the agents (see the module docstring): write ``act_batch`` or
+    ``act``; the other is served from it. ``name`` labels the agent in tables;
+    ``batch_key``, if not None, lets instances with equal keys be asked together
+    (``act_batch(observations, masks, instances=...)``)."""
 
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray: ...
+    name: str = "agent"
+    batch_key: Hashable | None = None
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.act is Agent.act and cls.act_batch is Agent.act_batch:
+            # Checked when the class is made, not when an instance is first asked (an
+            # abstract method could not say "either of the two").
+            raise TypeError(f"{cls.__name__}: an Agent writes act_batch or act (the other is served from it)")
 
-@runtime_checkable
-class GroupAgent(Agent, Protocol):
-    """An agent whose instances share what they decide with (a network): instances with
-    equal ``batch_key`` are asked together by the class method ``act_group(instances,
-    observations, masks)``, which returns int64 ``[B]`` with row i decided by
-    ``instances[i]`` (each instance drawing with its own generator)."""
+    def act_batch(
+        self,
+        observations: np.ndarray,
+        masks: np.ndarray,
+        instances: Sequence[Agent] | None = None,
+        names: Sequence[str | None] | None = None,
+    ) -> np.ndarray:
+        """int64 ``[B]``: ``act`` row by row (row i by ``instances[i]`` if given), with
+        ``names[i]`` as row i's acting agent's name."""
+        return act_by_rows(self if instances is None else instances, observations, masks, names)
 
-    batch_key: Hashable
+    act_batch.serves_rows = True  # type: ignore[attr-defined]  # (driver.serves_rows: this method asks act)
 
-    @classmethod
-    def act_group(cls, instances: Sequence[GroupAgent], observations: np.ndarray, masks: np.ndarray) -> np.ndarray: ...
-
-
-def act_batch(
-    agent: Agent, observations: np.ndarray, masks: np.ndarray, names: Sequence[str] | None = None
-) -> np.ndarray:
-    """One agent's actions for a batch ``[B, OBS_DIM]`` / ``[B, 85]``: its own
-    ``act_batch`` if it has one, else ``act`` row by row (``names[i]`` the acting agent's
-    name of row i, if given)."""
-    batch = getattr(agent, "act_batch", None)  # (not isinstance with the Protocol: that costs ~40 us a call)
-    if batch is not None:
-        return np.asarray(batch(observations, masks), dtype=np.int64)
-    names = names if names is not None else [None] * len(observations)
-    return np.array(
-        [agent.act({"observation": o, "action_mask": m}, n) for o, m, n in zip(observations, masks, names)],
-        dtype=np.int64,
-    ).reshape(len(observations))
-
-
-def group_ids(agents: Sequence[Agent]) -> np.ndarray:
-    """int64 ``[B]``: a number per group of agents that :func:`act_rows` asks in one call
-    (the instances of a :class:`GroupAgent` with equal ``batch_key``; one agent object),
-    numbered in order of first appearance.
-
-    >>> from barbu_env.agents import make_agent
-    >>> a, b = make_agent("heuristic", seed=1), make_agent("heuristic", seed=2)
-    >>> c = make_agent("random", seed=3)
-    >>> group_ids([c, a, b, c, a]).tolist()
-    [0, 1, 1, 0, 1]
-    """
-    ids: dict[tuple[str, Hashable], int] = {}
-    keys = (getattr(agent, "batch_key", None) for agent in agents)
-    return np.array(
-        [ids.setdefault(("object", id(a)) if k is None else ("group", k), len(ids)) for a, k in zip(agents, keys)],
-        dtype=np.int64,
-    )
-
-
-def act_rows(
-    agents: Sequence[Agent],
-    observations: np.ndarray,
-    masks: np.ndarray,
-    names: Sequence[str] | None = None,
-    groups: np.ndarray | None = None,
-) -> np.ndarray:
-    """Actions int64 ``[B]`` for a batch in which row i is decided by ``agents[i]``.
-
-    Rows are grouped so that each agent is called once: instances of a
-    :class:`GroupAgent` with equal ``batch_key`` through ``act_group``; the rows of one
-    agent object through :func:`act_batch` (its ``act_batch``, else ``act`` row by row,
-    with ``names[i]`` as the acting agent's name), groups in order of their first row.
-    ``groups``: the rows' :func:`group_ids`, for a caller that asks the same agents step
-    after step and numbers them once, over all of them (grouping costs more per row than
-    some agents' decisions); by default numbered here."""
-    actions = np.empty(len(agents), dtype=np.int64)
-    groups = group_ids(agents) if groups is None else np.asarray(groups)
-    for group in dict.fromkeys(groups.tolist()):
-        rows = np.flatnonzero(groups == group)
-        first = agents[rows[0]]
-        if getattr(first, "batch_key", None) is not None:
-            chosen = type(first).act_group([agents[i] for i in rows], observations[rows], masks[rows])
-        else:
-            chosen = act_batch(
-                first, observations[rows], masks[rows], None if names is None else [names[i] for i in rows]
-            )
-        actions[rows] = np.asarray(chosen, dtype=np.int64)
-    return actions
+    def act(self, observation: dict[str, np.ndarray], agent: str | None = None) -> int:
+        """One decision: ``act_batch`` on a batch of one row."""
+        obs = np.asarray(observation["observation"])[None]
+        mask = np.asarray(observation["action_mask"])[None]
+        return int(self.act_batch(obs, mask)[0])

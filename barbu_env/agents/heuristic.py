@@ -53,7 +53,7 @@ The rules are numba kernels (``_heuristic_kernels``, compiled on first use and c
 disk), one section per decision; this module holds the tunables and the models' weights
 they are given, and the agent. ``act`` asks the kernels for one observation,
 ``act_batch`` for a batch in one call; instances with equal rules decide alike, so the
-tournament asks all of them at once (``act_group``).
+batched play driver asks all of them at once (an equal ``batch_key``).
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ from ..actions import NUM_ACTIONS
 from ..engine import contract_total
 from ..observation import OBS_DIM
 from ..rules import Rules, load_rules
+from .base import Agent
 from .registry import register
 
 # ---------------------------------------------------------------------------- tunables
@@ -116,7 +117,7 @@ CAUTIOUS_REDOUBLE_MARGIN = 6.0
 # fmt: off
 #: Linear weights of the expected-raw-score model per contract, one per hand feature
 #: (``_heuristic_kernels.FEATURE_NAMES``): ridge regression on heuristic-vs-random play,
-#: the heuristic declaring random contracts (``training/fit_hand_values.py`` replays the fit).
+#: the heuristic declaring random contracts (``python -m experiments.fit_hand_values`` replays the fit).
 WEIGHTS = (
     (  # no_tricks
         2.516, 0.011, -0.129, 0.085, -0.296, 0.116, -0.137, -0.038, 1.704, 1.060, 0.364, 0.115, -0.675, -0.679, 0.006,
@@ -205,16 +206,15 @@ EXPECTED_MAX = (0.0, 0.0, 0.564, 0.846, 1.029, 1.163, 1.267)
 # ---------------------------------------------------------------------------- the agent
 
 
-class HeuristicAgent:
+class HeuristicAgent(Agent):
     """A rule-based player for every decision of Barbu (see the module docstring).
 
     ``double_margin`` / ``redouble_margin``: the expected raw-score edge (in points of the
     hand, by the hand models) above which it doubles / redoubles a player; the defaults
     are the module's ``DOUBLE_MARGIN`` and ``REDOUBLE_MARGIN``.
 
-    A ``BatchAgent`` and a ``GroupAgent``: deterministic, so instances with equal
-    ``rules`` and margins (``batch_key``) decide alike and a group is asked through one of
-    them."""
+    Deterministic, so instances with equal ``rules`` and margins (``batch_key``) decide
+    alike: a group of them is asked through one ``act_batch`` call."""
 
     name = "heuristic"
 
@@ -255,9 +255,12 @@ class HeuristicAgent:
         ip, fp, weights = self._params if self._params is not None else self._kernel_args()
         return _kernels().heuristic_action(obs, mask, ip, fp, weights, self._feat)
 
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    def act_batch(
+        self, observations: np.ndarray, masks: np.ndarray, instances: Sequence[HeuristicAgent] | None = None
+    ) -> np.ndarray:
         """``act`` for every row of ``observations`` float [N, OBS_DIM] with legal actions
-        ``masks`` [N, 85] (bool or numbers, nonzero: legal), as int64 [N]."""
+        ``masks`` [N, 85] (bool or numbers, nonzero: legal), as int64 [N]; ``instances``
+        (equal ``batch_key``: they decide alike) changes nothing."""
         HK = _kernels()
         obs = np.asarray(observations)
         if obs.dtype != np.float64:
@@ -274,11 +277,6 @@ class HeuristicAgent:
         ip, fp, weights = self._kernel_args()
         HK.heuristic_actions(obs, m, ip, fp, weights, self._feat, actions)
         return actions
-
-    @classmethod
-    def act_group(cls, instances: Sequence[HeuristicAgent], observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Instances with equal rules decide alike: the first one's ``act_batch``."""
-        return instances[0].act_batch(observations, masks)
 
 
 _OBS_SHAPE, _MASK_SHAPE = (OBS_DIM,), (NUM_ACTIONS,)
@@ -301,11 +299,10 @@ def _row_arrays(obs, mask) -> tuple[np.ndarray, np.ndarray]:
 
 @functools.cache
 def _kernels():
-    """The kernel module, imported (and its disk cache checked) on first use: importing
-    this module costs no numba."""
+    """The kernel module, imported (its disk cache checked on import) on first use:
+    importing this module costs no numba."""
     from . import _heuristic_kernels
 
-    _heuristic_kernels.ensure_fresh_cache()
     return _heuristic_kernels
 
 

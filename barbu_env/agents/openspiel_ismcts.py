@@ -57,6 +57,7 @@ from ..extras import require
 from ..position import Positions
 from ..rules import Rules, load_rules
 from ..worlds import sample_worlds
+from .base import Agent
 from .registry import register
 
 #: OpenSpiel's command-line MCTS example (``open_spiel/python/examples/mcts.py``) flags.
@@ -69,7 +70,7 @@ FEATURE = "the agent 'openspiel-ismcts'"
 
 
 @register("openspiel-ismcts")
-class OpenSpielISMCTSAgent:
+class OpenSpielISMCTSAgent(Agent):
     """OpenSpiel's ``ISMCTSBot`` searching to the end of the hand (see the module
     docstring); registered as ``openspiel-ismcts``, the constructor's keywords its
     parameters."""

@@ -48,12 +48,13 @@ import numpy as np
 from .._kernels import F_DECLARER
 from ..actions import DECLARE_OFFSET
 from ..constants import NUM_CONTRACTS, Phase
+from ..driver import Seated, play
 from ..observation import OFFSETS
 from ..position import Positions
 from ..rules import Rules, load_rules
 from ..vector import VectorBarbu
 from ..worlds import sample_worlds
-from .base import Agent, act_batch
+from .base import Agent
 from .registry import agent_takes, make_agent, register
 
 #: Worlds per decision by default: the strength and speed table in the README (8, 16, 32, 64
@@ -71,13 +72,13 @@ _PHASE_AT = OFFSETS["phase"][0]
 
 
 @register("pimc")
-class PimcAgent:
+class PimcAgent(Agent):
     """Perfect-Information Monte Carlo search (see the module docstring); registered as
     ``pimc``, the constructor's keywords its parameters.
 
-    A ``GroupAgent``: the instances of a tournament that share rules and parameters are
-    asked together, and all their searches step in one batch of games; each instance
-    samples its worlds with its own generator."""
+    Instances that share rules and parameters (``batch_key``) are asked together
+    (``act_batch`` with ``instances``), and all their searches step in one batch of
+    games; each instance samples its worlds with its own generator."""
 
     #: (rules, rollout spec) -> mean settled score of the declarer per contract on a random deal.
     _baselines: dict[tuple[Rules, str], np.ndarray] = {}
@@ -112,17 +113,13 @@ class PimcAgent:
         #: Rollout decisions taken by this instance's searches (for the benchmark).
         self.rollout_decisions = 0
 
-    def act(self, observation: dict[str, np.ndarray], agent: str | None = None) -> int:
-        obs, mask = observation["observation"], observation["action_mask"]
-        return int(self.act_group([self], np.asarray(obs)[None], np.asarray(mask)[None])[0])
-
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return self.act_group([self] * len(observations), observations, masks)
-
-    @classmethod
-    def act_group(cls, instances: Sequence[PimcAgent], observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Row i's action, searched by ``instances[i]``: every row's search in one batch."""
-        lead = instances[0]
+    def act_batch(
+        self, observations: np.ndarray, masks: np.ndarray, instances: Sequence[PimcAgent] | None = None
+    ) -> np.ndarray:
+        """Row i's action, searched by ``instances[i]`` (by default this agent for every
+        row): every row's search in one batch."""
+        lead = self
+        instances = [self] * len(observations) if instances is None else instances
         masks = np.asarray(masks).astype(bool)
         actions = masks.argmax(axis=1).astype(np.int64)  # the forced ones are done
         rows = [i for i in range(len(instances)) if masks[i].sum() > 1]
@@ -146,10 +143,10 @@ class PimcAgent:
                     worlds.append(dealt)
                     first.append(np.full(n, a))
                 owners.append((i, len(legal[i])))
-            values = rollout_values(
+            values, decisions = rollout_values(
                 Positions.concatenate(worlds), np.concatenate(first), lead.rules, lead.rollout_agent, observer=0
             )
-            lead.rollout_decisions += int(values.decisions)
+            lead.rollout_decisions += decisions
             at = 0
             for i, k in owners:
                 totals[i] += values[at : at + k * n].reshape(k, n).sum(axis=1)
@@ -174,47 +171,29 @@ class PimcAgent:
         return self._baselines[key]
 
 
-class _Values(np.ndarray):
-    """Rollout values with the number of rollout decisions taken (``decisions``)."""
-
-    decisions: int = 0
-
-
 def rollout_values(
     positions: Positions,
     first_actions: np.ndarray,
     rules: Rules,
     agent: Agent,
     observer: int | np.ndarray = 0,
-) -> np.ndarray:
+) -> tuple[np.ndarray, int]:
     """For each position: apply ``first_actions[k]``, play the rest of the hand with
-    ``agent`` at every seat, and return the settled score of the hand for ``observer``
-    (a seat, or one per position), float64 [N]; ``.decisions`` counts the agent's
-    decisions."""
+    ``agent`` at every seat (``barbu_env.driver.play``, ``until="hand"``), and take the
+    settled score of the hand for ``observer`` (a seat, or one per position): float64
+    [N], and the number of the agent's decisions."""
     n = len(positions)
     observer = np.broadcast_to(np.asarray(observer, dtype=np.int64), (n,))
-    values = np.zeros(n).view(_Values)
+    values = np.zeros(n)
     decisions = 0
     for lo in range(0, n, MAX_SLOTS):
         hi = min(n, lo + MAX_SLOTS)
         vec = VectorBarbu(hi - lo, rules=rules, seed=0, copy=False)
-        vec.load(positions[lo:hi])
-        over = np.zeros(hi - lo, dtype=bool)
-        actions = np.asarray(first_actions[lo:hi], dtype=np.int64)
-        who = observer[lo:hi]
-        while True:
-            obs, masks, _, rewards, _, infos = vec.step(actions)
-            ended = infos["hand_over"] & ~over
-            values[lo:hi][ended] = rewards[ended, who[ended]]
-            over |= infos["hand_over"]
-            if over.all():
-                break
-            actions = masks.argmax(axis=1)  # anything legal for the games already over
-            live = np.flatnonzero(~over)
-            actions[live] = act_batch(agent, obs[live], masks[live])
-            decisions += len(live)
-    values.decisions = decisions
-    return values
+        start = vec.load(positions[lo:hi])
+        played = play(vec, Seated.everywhere(agent, hi - lo), start, until="hand", first=first_actions[lo:hi])
+        values[lo:hi] = played.scores[np.arange(hi - lo), observer[lo:hi]]
+        decisions += played.decisions - (hi - lo)  # the first actions were not the agent's
+    return values, decisions
 
 
 def _contract_baselines(rules: Rules, agent: Agent) -> np.ndarray:
@@ -226,5 +205,5 @@ def _contract_baselines(rules: Rules, agent: Agent) -> np.ndarray:
     declarers = start.ints[:, F_DECLARER]
     positions = Positions.concatenate([start] * NUM_CONTRACTS)
     first = np.repeat(DECLARE_OFFSET + np.arange(NUM_CONTRACTS), BASELINE_DEALS)
-    values = rollout_values(positions, first, rules, agent, observer=np.tile(declarers, NUM_CONTRACTS))
+    values, _ = rollout_values(positions, first, rules, agent, observer=np.tile(declarers, NUM_CONTRACTS))
     return values.reshape(NUM_CONTRACTS, BASELINE_DEALS).mean(axis=1)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .base import Agent
 from .registry import register
 
 
@@ -15,13 +16,14 @@ def _kth_legal(masks: np.ndarray, picks: np.ndarray) -> np.ndarray:
     return (np.cumsum(np.asarray(masks) > 0, axis=1) > picks[:, None]).argmax(axis=1).astype(np.int64)
 
 
-class RandomAgent:
+class RandomAgent(Agent):
     """Uniform over the legal actions; deterministic for a seed.
 
     Each instance draws from its own generator, one ``integers(number of legal
     actions)`` per decision, whichever way it is asked: ``act``, ``act_batch`` (its rows
-    in order) or, with other random agents (equal ``batch_key``), ``act_group``. The
-    actions, and the state each generator is left in, are the same."""
+    in order) or together with other random agents (equal ``batch_key``: ``act_batch``
+    with ``instances``, each row drawn by its instance). The actions, and the state each
+    generator is left in, are the same."""
 
     name = "random"
     #: Every random agent is asked with the others in one call (each still draws from its own generator).
@@ -34,16 +36,14 @@ class RandomAgent:
         legal = np.flatnonzero(observation["action_mask"])
         return int(legal[self.rng.integers(len(legal))])
 
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    def act_batch(
+        self, observations: np.ndarray, masks: np.ndarray, instances: Sequence[RandomAgent] | None = None
+    ) -> np.ndarray:
         counts = (np.asarray(masks) > 0).sum(axis=1)
-        # numpy draws an array of bounds exactly as it draws them one call at a time (a test checks it).
-        picks = self.rng.integers(counts) if len(counts) else np.zeros(0, dtype=np.int64)
-        return _kth_legal(masks, picks)
-
-    @classmethod
-    def act_group(cls, instances: Sequence[RandomAgent], observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        counts = (np.asarray(masks) > 0).sum(axis=1).tolist()
-        picks = np.array([agent.rng.integers(n) for agent, n in zip(instances, counts)], dtype=np.int64)
+        if instances is not None:  # row i drawn by instances[i]
+            picks = np.array([agent.rng.integers(n) for agent, n in zip(instances, counts.tolist())], dtype=np.int64)
+        else:  # numpy draws an array of bounds exactly as it draws them one call at a time (a test checks it)
+            picks = self.rng.integers(counts) if len(counts) else np.zeros(0, dtype=np.int64)
         return _kth_legal(masks, picks)
 
 

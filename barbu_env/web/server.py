@@ -59,11 +59,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..actions import AGENTS, NUM_ACTIONS, mask_array
 from ..agents import Agent, agent_names, make_agent
-from ..cards import NUM_CARDS, SUIT_MASK, card_text, cards_of
-from ..constants import CONTRACT_NAMES, NUM_HANDS, NUM_PLAYERS, Phase
+from ..cards import SUIT_MASK, cards_of
+from ..constants import CONTRACT_NAMES, NUM_HANDS, NUM_PLAYERS, Phase, Refusal
 from ..engine import BarbuState, HandResult
-from ..human import ChoiceError, action_said, hand_summary, parse_choice, seat_labels
+from ..human import action_said, hand_summary, seat_labels
 from ..records import GameRecord, RecordError, printable, replay_record
+from ..refusals import refusal_text
 from ..rules import Rules, RulesError, load_rules, preset_names
 from ..table import TableView, choice_text, contract_label, record_steps, state_view, trick_winner
 
@@ -355,15 +356,11 @@ def _trick_of(state: BarbuState) -> list[tuple[int, int]]:
     return [(p, state.trick[p]) for p in seats if state.trick[p] >= 0]
 
 
-def refusal(view: TableView, action: int) -> str:
-    """Why ``action`` is not legal for the viewer, in words."""
-    if action < NUM_CARDS and view.phase in (Phase.TRICKS, Phase.DOMINO):
-        try:
-            parse_choice(view, card_text(action))
-        except ChoiceError as e:
-            return str(e)
-    choices = ", ".join(choice_text(a) for a in view.legal)
-    return f"{choice_text(action)} is not one of your choices now: {choices}"
+def refusal(view: TableView, action: int, code: Refusal | None = None) -> str:
+    """Why ``action`` is not legal for the viewer, in words, and what it may do instead
+    (``barbu_env.refusals.refusal_text``); ``code``: the kernels' reason, when the caller
+    has the game state (``BarbuState.refusal``), else read from the view."""
+    return refusal_text(view, action, code)
 
 
 # ---------------------------------------------------------------------- the app
@@ -484,7 +481,7 @@ def create_app(specs: Sequence[str], rules: Rules | str | dict | None = None, se
                 raise HTTPException(409, f"it is P{state.current_player}'s turn, not yours")
             if not (state.legal_mask() >> request.action) & 1:
                 view = state_view(state, game.human)
-                raise HTTPException(422, f"not allowed: {refusal(view, request.action)}")
+                raise HTTPException(422, f"not allowed: {refusal(view, request.action, state.refusal(request.action))}")
             game.apply(request.action)
             return game.view()
 

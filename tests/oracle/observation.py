@@ -159,7 +159,7 @@ class ObservationEncoder:
     brought up to date from the actions applied since the last call (a card leaves its
     owner's hand row and enters its played row) and from the trick, taken and playable
     sets that changed; it is rebuilt only when a new hand (or another game) starts. An
-    observation gathers its 14 card rows from the table in the observer's seat order.
+    observation gathers its 18 card rows from the table in the observer's seat order.
     The small fields are kept per observer: the hand-level block is rewritten when the
     phase, hand, contract or doubling turn changed, the per-decision block every time."""
 

@@ -23,8 +23,8 @@ procedure whose sample size and ridge penalty were not recorded: a refit gives c
 not identical, weights (and a refit heuristic plays differently, so that the tables feed
 back into the games they are fitted on).
 
-    python -m training.fit_hand_values              # 2,000 games, about a minute
-    python -m training.fit_hand_values --full       # 20,000 games, about ten minutes
+    python -m experiments.fit_hand_values              # 2,000 games, about a minute
+    python -m experiments.fit_hand_values --full       # 20,000 games, about ten minutes
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def table(name: str, weights: np.ndarray, comment: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.fit_hand_values", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m experiments.fit_hand_values", description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=QUICK_GAMES, help=f"games to fit on (default {QUICK_GAMES})")
     parser.add_argument("--full", action="store_true", help=f"the full fit: {FULL_GAMES} games")
     parser.add_argument("--penalty", type=float, default=1.0, help="ridge penalty (default 1.0)")

@@ -18,8 +18,8 @@ each, with the update's share of the run and its transitions per second (transit
 times epochs): before and after a change, in the same run (``--repeat`` interleaves
 rounds, A B A B, so that a machine's drift falls on both).
 
-Run: ``python -m training.bench_training --config configs/train/default.yaml``, or
-``python -m training.bench_training --compare precision=float32,bfloat16 --repeat 2``.
+Run: ``python -m experiments.bench_training --config configs/train/default.yaml``, or
+``python -m experiments.bench_training --compare precision=float32,bfloat16 --repeat 2``.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def parse_compare(text: str) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.bench_training", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m experiments.bench_training", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default="configs/train/default.yaml", help="training config (default %(default)s)")
     parser.add_argument(
         "--decisions",

@@ -1,6 +1,6 @@
 """Distil a search agent into a network policy: DAgger with ``pimc`` as the teacher.
 
-``python -m training.distill --student ppo --teacher pimc --games 96 --rounds 1 --out runs/distill``
+``python -m experiments.distill --student ppo --teacher pimc --games 96 --rounds 1 --out runs/distill``
 
 Search is the strongest player barbu has, and far too slow to play against in PPO's
 rollouts (``pimc`` at 32 worlds decides about a hundred times a second per core; PPO
@@ -24,6 +24,10 @@ Label collection runs in ``workers`` processes (each its own games and seeds). T
 result is a checkpoint like the trainer's (``<out>/distilled.pt``, with this run's
 arguments and figures), playable as ``barbu eval --agents <out>/distilled.pt,pimc,pimc,pimc``;
 ``<out>/summary.json`` has the agreement by decision kind per round.
+
+An experiment, not installed: it runs from a checkout (``python -m experiments.distill``),
+and what it measured (agreement rose, play got worse) is in ``experiments/README.md``.
+The games are played by ``barbu_env.driver.play`` (forced decisions without asking).
 """
 
 from __future__ import annotations
@@ -40,9 +44,10 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from barbu_env.agents import act_batch, make_agent
+from barbu_env.agents import ask, make_agent
 from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.constants import Phase
+from barbu_env.driver import play
 from barbu_env.observation import OFFSETS
 from barbu_env.vector import VectorBarbu
 from models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
@@ -112,26 +117,22 @@ def collect_labels(job: tuple[str, DistillArgs, int, int]) -> dict[str, np.ndarr
     rng = np.random.default_rng(seed)
     out: dict[str, list[np.ndarray]] = {"obs": [], "masks": [], "actions": [], "game": []}
     done_games = 0
+
+    def decide(rows: np.ndarray, obs: np.ndarray, masks: np.ndarray, _seats: np.ndarray) -> np.ndarray:
+        # The decisions with a choice (the driver plays forced ones): the teacher's label,
+        # then the teacher's or the student's action played.
+        taught = ask(teacher, obs, masks)
+        own = student_agent.act_batch(obs, masks)
+        out["obs"].append(obs.copy())  # the engine's buffers when every game is asked
+        out["masks"].append(masks.view(bool).copy())
+        out["actions"].append(taught)
+        out["game"].append(done_games + rows)
+        return np.where(rng.random(len(rows)) < args.beta, taught, own)
+
     while done_games < games:
         B = min(args.games_per_batch, games - done_games)
         env = VectorBarbu(B, args.rules, seed=int(rng.integers(2**31)))
-        obs, masks, _seat = env.reset()
-        live = np.ones(B, dtype=bool)
-        while live.any():
-            actions = masks.argmax(axis=1)  # forced decisions, and finished slots (ignored)
-            choice = live & (masks.sum(axis=1) > 1)
-            rows = np.flatnonzero(choice)
-            if len(rows):
-                o, m = obs[rows], masks[rows]
-                taught = act_batch(teacher, o, m.view(np.int8))
-                own = student_agent.act_batch(o, m)
-                actions[rows] = np.where(rng.random(len(rows)) < args.beta, taught, own)
-                out["obs"].append(o.copy())
-                out["masks"].append(m.copy())
-                out["actions"].append(taught)
-                out["game"].append(done_games + rows)
-            obs, masks, _seat, _r, dones, _info = env.step(actions)
-            live &= ~dones
+        play(env, decide, start=env.reset(), ask_forced=False)
         done_games += B
     return {k: np.concatenate(v) for k, v in out.items()}
 

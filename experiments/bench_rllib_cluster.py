@@ -22,7 +22,7 @@ adds processes, not cores. The figures show that the placement and the plumbing 
 and what they cost here, not a speed-up; on a real cluster the second node brings its
 own cores::
 
-    python -m training.bench_rllib_cluster --iterations 4 --rounds 2
+    python -m experiments.bench_rllib_cluster --iterations 4 --rounds 2
 
 Every field of ``Args`` is a flag (``--train-batch-size 8000``).
 """
@@ -128,7 +128,7 @@ def bench(args: Args) -> dict:
 def build_parser() -> argparse.ArgumentParser:
     """One ``--field`` per ``Args`` field."""
     description = __doc__.split("\n\n")[0]
-    parser = argparse.ArgumentParser(prog="python -m training.bench_rllib_cluster", description=description)
+    parser = argparse.ArgumentParser(prog="python -m experiments.bench_rllib_cluster", description=description)
     return add_field_flags(parser, Args)
 
 

@@ -1,0 +1,32 @@
+"""``experiments/bench_training.py`` measures the real trainer: decisions per second of the
+rollouts and overall, one row per value of a field with ``--compare``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from experiments import bench_training
+
+
+def test_training_benchmark_measures_the_trainer(tmp_path, capsys):
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(
+        "num_games: 2\nhidden: 32\ncard_embed: 4\nminibatch_size: 512\nupdate_epochs: 1\n"
+        "torch_threads: 1\nnum_workers: 1\n"
+    )
+    out = tmp_path / "bench.json"
+    assert bench_training.main(["--config", str(cfg), "--decisions", "2000", "--json", str(out)]) == 0
+    row = json.loads(out.read_text())["rows"][0]
+    assert row["decisions"] >= 2000 and row["iterations"] >= 1
+    assert row["rollout_dps"] > row["overall_dps"] > 0
+    assert "rollouts dec/s" in capsys.readouterr().out
+    # --compare: one row per value of a field, each trained with it
+    assert bench_training.main(["--config", str(cfg), "--decisions", "2000", "--json", str(out), "--compare",
+                                "update_epochs=1,2"]) == 0  # fmt: skip
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["variant"] for r in rows] == ["update_epochs=1", "update_epochs=2"]
+    assert all(0 < r["update_share"] < 1 and r["update_tps"] > 0 for r in rows)
+    with pytest.raises(SystemExit, match="FIELD=V1"):
+        bench_training.main(["--config", str(cfg), "--compare", "no_such_field=1,2"])
