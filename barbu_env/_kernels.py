@@ -545,31 +545,44 @@ def _legal(ints, cards, rp, i):
 
 @_kernel
 def _legal_trick_cards(ints, cards, rp, i):
+    return _trick_rule(ints, cards, rp, i)[3]
+
+
+@_kernel
+def _trick_rule(ints, cards, rp, i):
+    """Game i's trick-play rule for the seat to act, as two narrowing steps of its hand:
+    ``(hand, first, why_first, legal, why_legal)``. ``legal`` is the legal set; a held card
+    outside ``first`` is refused for ``why_first``, one in ``first`` but not in ``legal``
+    for ``why_legal`` (``Refusal`` codes). Legality and the reason for a refusal are read
+    from this one function (``_legal_trick_cards``, ``_trick_card_refusal``)."""
     hand = cards[i, K_HANDS + ints[i, F_CUR]]
     contract = ints[i, F_CONTRACT]
     if ints[i, F_TSIZE] == 0:
         # Leading: No Hearts and Barbu ban a heart lead unless the hand is all hearts.
         if contract == C_NO_HEARTS or contract == C_BARBU:
             rest = hand & ~HEARTS_BITS
-            return rest if rest else hand
-        return hand
+            if rest:
+                return hand, rest, RF_HEART_LEAD, rest, RF_LEGAL
+        return hand, hand, RF_LEGAL, hand, RF_LEGAL
     led = ints[i, F_LED]
     follow = hand & _suit_mask(led)
     if contract == C_TRUMPS:
-        return _legal_trumps(ints, cards, rp, i, hand, follow)
+        return _trumps_rule(ints, cards, rp, i, hand, follow)
     if contract == C_BARBU and rp[R_KING_FIRST] and hand & bit(KING_OF_HEARTS):
-        # K♥ at the first chance: when void in the led suit ...
-        if not follow:
-            return bit(KING_OF_HEARTS)
-        # ... and on a heart lead once A♥ is in the trick.
-        if led == 2 and cards[i, K_TRICK] & bit(ACE_OF_HEARTS):
-            return bit(KING_OF_HEARTS)
+        # K♥ at the first chance: when void in the led suit, and on a heart lead once A♥
+        # is in the trick.
+        if not follow or (led == 2 and cards[i, K_TRICK] & bit(ACE_OF_HEARTS)):
+            king = bit(KING_OF_HEARTS)
+            return hand, king, RF_KING_FIRST, king, RF_LEGAL
     # Follow suit if able, else any card.
-    return follow if follow else hand
+    if follow:
+        return hand, follow, RF_FOLLOW_SUIT, follow, RF_LEGAL
+    return hand, hand, RF_LEGAL, hand, RF_LEGAL
 
 
 @_kernel
-def _legal_trumps(ints, cards, rp, i, hand, follow):
+def _trumps_rule(ints, cards, rp, i, hand, follow):
+    """``_trick_rule`` in Trumps, after the lead."""
     trump = ints[i, F_TRUMP]
     trumps_held = hand & _suit_mask(trump)
     top = _top_trump(cards, i, trump)
@@ -577,20 +590,24 @@ def _legal_trumps(ints, cards, rp, i, hand, follow):
     if ints[i, F_LED] == trump:
         # Trump led: follow with a trump, beating the trick's trumps if able.
         if not trumps_held:
-            return hand
+            return hand, hand, RF_LEGAL, hand, RF_LEGAL
         if rp[R_OVERTRUMP] and higher:
-            return higher
-        return trumps_held
+            return hand, trumps_held, RF_FOLLOW_SUIT, higher, RF_OVERTRUMP
+        return hand, trumps_held, RF_FOLLOW_SUIT, trumps_held, RF_LEGAL
     # Plain suit led: follow suit if able.
     if follow:
-        return follow
+        return hand, follow, RF_FOLLOW_SUIT, follow, RF_LEGAL
     if not trumps_held:
-        return hand
+        return hand, hand, RF_LEGAL, hand, RF_LEGAL
     if top and rp[R_OVERTRUMP]:
         # A trump is in the trick: beat it if able, else any card at all.
-        return higher if higher else hand
+        if higher:
+            return hand, higher, RF_OVERTRUMP, higher, RF_LEGAL
+        return hand, hand, RF_LEGAL, hand, RF_LEGAL
     # Void: ruff if obliged, else any card.
-    return trumps_held if rp[R_RUFF] else hand
+    if rp[R_RUFF]:
+        return hand, trumps_held, RF_RUFF, trumps_held, RF_LEGAL
+    return hand, hand, RF_LEGAL, hand, RF_LEGAL
 
 
 @_kernel
@@ -614,27 +631,39 @@ def _higher_trumps(trump, top):
 def _legal_doubles(ints, rp, i):
     """8-bit set of the legal doubling choices b (actions 76 + b)."""
     seat = ints[i, F_CUR]
+    targets, _, required = _double_rule(ints, rp, i)
+    return DOUBLE_BITS[_relative_set(seat, targets), _relative_set(seat, required)]
+
+
+@_kernel
+def _double_rule(ints, rp, i):
+    """Game i's doubling rule for the seat to act: ``(targets, why_targets, required)``,
+    the seats it may name (a seat named outside them is refused for ``why_targets``, a
+    ``Refusal`` code) and those it must name (``RF_MUST_DOUBLE_DECLARER``), as absolute
+    4-bit sets. Legality and the reason for a refusal are read from this one function
+    (``_legal_doubles``, ``_double_refusal``)."""
+    seat = ints[i, F_CUR]
     d = ints[i, F_DECLARER]
     if ints[i, F_DPOS] >= 4:
         # Redouble pass: the later players who doubled this seat, not yet redoubled.
-        targets = _redouble_pass_targets(ints, i, seat)
-        required = 0
-    elif seat == d:
+        return _redouble_pass_targets(ints, i, seat), RF_REDOUBLE_PASS_ONLY, 0
+    if seat == d:
         # Declarer: redouble any of those who doubled them.
         targets = 0
         for p in range(4):
             if (ints[i, F_NAMED + p] >> d) & 1:
                 targets |= 1 << p
-        required = 0
+        return targets, RF_DECLARER_REDOUBLES_ONLY, 0
+    if ints[i, F_CONTRACT] >= C_TRUMPS:
+        targets, why = 1 << d, RF_DECLARER_ONLY_CONTRACT
+    elif rp[R_DECLARER_ONLY]:
+        targets, why = 1 << d, RF_DECLARER_ONLY_RULE
     else:
-        if ints[i, F_CONTRACT] >= C_TRUMPS or rp[R_DECLARER_ONLY]:
-            targets = 1 << d
-        else:
-            targets = 0xF & ~(1 << seat)
-        # The obligation: owing as many doubles as the declarer has hands left (this one too).
-        hands_left = popcount(np.uint64(ints[i, F_LEFT + d])) + 1
-        required = 1 << d if ints[i, F_OWED + 4 * seat + d] >= hands_left else 0
-    return DOUBLE_BITS[_relative_set(seat, targets), _relative_set(seat, required)]
+        targets, why = 0xF & ~(1 << seat), RF_LEGAL
+    # The obligation: owing as many doubles as the declarer has hands left (this one too).
+    hands_left = popcount(np.uint64(ints[i, F_LEFT + d])) + 1
+    required = 1 << d if ints[i, F_OWED + 4 * seat + d] >= hands_left else 0
+    return targets, why, required
 
 
 @_kernel
@@ -654,9 +683,10 @@ def _redouble_pass_targets(ints, i, seat):
 
 # ---------------------------------------------------------------------- refusals
 #
-# Why an action is not legal (constants.Refusal), rule by rule as the legality functions above
-# decide it: test_vector checks on random positions under every preset and switch that the code
-# is LEGAL exactly for the legal actions.
+# Why an action is not legal (constants.Refusal): the trick and doubling rules above give their
+# legal sets with the reason for each step that narrows them (``_trick_rule``, ``_double_rule``),
+# so a refusal and the mask come from one function; test_kernel_refusals checks on whole games
+# under every preset and switch that the code is LEGAL exactly for the legal actions.
 
 
 @_kernel
@@ -692,75 +722,29 @@ def _refusal(ints, cards, rp, i, action):
 
 @_kernel
 def _trick_card_refusal(ints, cards, rp, i, card):
-    """``_refusal`` of a card in trick play: the cases of ``_legal_trick_cards``."""
-    hand = cards[i, K_HANDS + ints[i, F_CUR]]
+    """``_refusal`` of a card in trick play, read from ``_trick_rule``."""
+    hand, first, why_first, legal, why_legal = _trick_rule(ints, cards, rp, i)
     b = bit(card)
     if not hand & b:
         return RF_NOT_HELD
-    contract = ints[i, F_CONTRACT]
-    suit = card // 13
-    if ints[i, F_TSIZE] == 0:
-        if (contract == C_NO_HEARTS or contract == C_BARBU) and suit == 2 and hand & ~HEARTS_BITS:
-            return RF_HEART_LEAD
+    if legal & b:
         return RF_LEGAL
-    led = ints[i, F_LED]
-    follow = hand & _suit_mask(led)
-    if contract == C_TRUMPS:
-        return _trumps_refusal(ints, cards, rp, i, hand, follow, card)
-    if contract == C_BARBU and rp[R_KING_FIRST] and hand & bit(KING_OF_HEARTS) and card != KING_OF_HEARTS:
-        if not follow or (led == 2 and cards[i, K_TRICK] & bit(ACE_OF_HEARTS)):
-            return RF_KING_FIRST
-    return RF_FOLLOW_SUIT if follow and suit != led else RF_LEGAL
-
-
-@_kernel
-def _trumps_refusal(ints, cards, rp, i, hand, follow, card):
-    """``_refusal`` of a held card in Trumps: the cases of ``_legal_trumps``."""
-    trump = ints[i, F_TRUMP]
-    trumps_held = hand & _suit_mask(trump)
-    top = _top_trump(cards, i, trump)
-    higher = trumps_held & _higher_trumps(trump, top)
-    b = bit(card)
-    suit = card // 13
-    if ints[i, F_LED] == trump:
-        if not trumps_held:
-            return RF_LEGAL
-        if suit != trump:
-            return RF_FOLLOW_SUIT
-        return RF_OVERTRUMP if rp[R_OVERTRUMP] and higher and not higher & b else RF_LEGAL
-    if follow:
-        return RF_FOLLOW_SUIT if suit != ints[i, F_LED] else RF_LEGAL
-    if not trumps_held:
-        return RF_LEGAL
-    if top and rp[R_OVERTRUMP]:
-        return RF_OVERTRUMP if higher and not higher & b else RF_LEGAL
-    return RF_RUFF if rp[R_RUFF] and suit != trump else RF_LEGAL
+    return why_legal if first & b else why_first
 
 
 @_kernel
 def _double_refusal(ints, rp, i, choice):
-    """``_refusal`` of the doubling choice ``choice`` (action 76 + choice): the cases of
-    ``_legal_doubles``."""
+    """``_refusal`` of the doubling choice ``choice`` (action 76 + choice), read from
+    ``_double_rule``."""
     seat = ints[i, F_CUR]
-    d = ints[i, F_DECLARER]
+    targets, why_targets, required = _double_rule(ints, rp, i)
     named = 0  # the absolute seats named
     for k in range(3):
         if (choice >> k) & 1:
             named |= 1 << ((seat + 1 + k) % 4)
-    if ints[i, F_DPOS] >= 4:
-        return RF_REDOUBLE_PASS_ONLY if named & ~_redouble_pass_targets(ints, i, seat) else RF_LEGAL
-    if seat == d:
-        for p in range(4):
-            if (named >> p) & 1 and not (ints[i, F_NAMED + p] >> d) & 1:
-                return RF_DECLARER_REDOUBLES_ONLY
-        return RF_LEGAL
-    if named & ~(1 << d):
-        if ints[i, F_CONTRACT] >= C_TRUMPS:
-            return RF_DECLARER_ONLY_CONTRACT
-        if rp[R_DECLARER_ONLY]:
-            return RF_DECLARER_ONLY_RULE
-    hands_left = popcount(np.uint64(ints[i, F_LEFT + d])) + 1
-    if ints[i, F_OWED + 4 * seat + d] >= hands_left and not (named >> d) & 1:
+    if named & ~targets:
+        return why_targets
+    if required & ~named:
         return RF_MUST_DOUBLE_DECLARER
     return RF_LEGAL
 
