@@ -22,6 +22,9 @@ command                                         what it does
                                                 its options pass through)
 ``barbu train --config F [--field V ...]``      self-play PPO (``training/ppo.py``; its options
                                                 pass through)
+``barbu exploit --target A [--decisions N]``    a best response to A trained and measured: a
+                                                lower bound on A's exploitability
+                                                (``training/exploit.py``; options pass through)
 ==============================================  ===============================================
 
 Each command is a ``_add_<name>(subparsers)`` that declares its options and a
@@ -511,9 +514,16 @@ def _run_train(argv: Sequence[str]) -> int:
     return ppo.main(list(argv))
 
 
+def _run_exploit(argv: Sequence[str]) -> int:
+    require("torch", "train", "barbu exploit")
+    from training import exploit
+
+    return exploit.main(list(argv))
+
+
 # ---------------------------------------------------------------------- the command
 
-#: name -> (declare the subcommand, run it). ``bench`` and ``train`` pass their arguments through.
+#: name -> (declare the subcommand, run it). ``bench``, ``train`` and ``exploit`` pass their arguments through.
 COMMANDS: dict[str, tuple[Callable, Callable]] = {
     "eval": (_add_eval, _run_eval),
     "league": (_add_league, _run_league),
@@ -528,9 +538,15 @@ COMMANDS: dict[str, tuple[Callable, Callable]] = {
         _pass_through("train", "training.ppo", "self-play PPO training (--config configs/train/quick.yaml)"),
         _run_train,
     ),
+    "exploit": (
+        _pass_through(
+            "exploit", "training.exploit", "a best response to an agent, trained and measured (--target heuristic)"
+        ),
+        _run_exploit,
+    ),
 }
 #: Commands whose arguments are handed on untouched to another program's parser.
-PASS_THROUGH = ("bench", "train")
+PASS_THROUGH = ("bench", "train", "exploit")
 
 
 def build_parser() -> argparse.ArgumentParser:

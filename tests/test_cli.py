@@ -128,7 +128,7 @@ def test_help_lists_the_commands(capsys):
         main(["--help"])
     assert exit_.value.code == 0
     printed = capsys.readouterr().out
-    commands = {"eval", "league", "replay", "bench", "train", "play", "serve"}
+    commands = {"eval", "league", "replay", "bench", "train", "exploit", "play", "serve"}
     for command in commands:
         assert command in printed
     assert set(build_parser()._subparsers._group_actions[0].choices) == commands

@@ -35,8 +35,9 @@ BAD: dict[str, list] = {
     "rules": ["no_such_rules", 7],
     "total_decisions": [0, -5, "many", 10**16],
     "time_budget_minutes": [-1, float("inf"), float("nan")],
-    "resume": ["missing.pt", 1],
+    "resume": ["missing.pt", 1, "auto"],
     "init": ["missing.pt", "heuristic"],
+    "stages": ["all", [3], [{}, {"gamma": 5.0}], [{}, {"lerning_rate": 1}], [{"init_from": "best"}], [{"resume": ""}]],
     "num_games": [0, -2, 10**12, 2.0],
     "episode": ["deal", None],
     "num_workers": [0, -3, 10**6],
@@ -58,6 +59,8 @@ BAD: dict[str, list] = {
     "max_grad_norm": [0, float("inf")],
     "norm_adv": [None],
     "target_kl": [-1],
+    "kl_anchor": ["missing.pt", "heuristic", 3],
+    "kl_coef": [-0.1, float("nan"), 10**7],
     "hidden": [0, -3, 10**6],
     "layers": [-1, 0, 10**4],
     "card_embed": [0, 10**6],
@@ -71,6 +74,7 @@ BAD: dict[str, list] = {
     "opp_pool": [float("nan")],
     "opp_baselines": [-0.5],
     "baselines": ["no_such_agent", "heuristic,nope"],
+    "opp_learners": [-1, 3],
     "snapshot_every": [-1],
     "pool_size": [-1, 10**6],
     "eval_every": [-1],
@@ -88,6 +92,7 @@ BAD_TOGETHER = [
     ({"opp_self": 0, "opp_baselines": 0}, "opp_self"),
     ({"opp_self": 0, "baselines": ""}, "opp_self"),
     ({"opp_self": 0, "opp_pool": 0, "opp_baselines": 0}, "opp_pool"),
+    ({"kl_coef": 0.5}, "kl_anchor"),
 ]
 CASES = [(dict([(f, v)]), f) for f, values in BAD.items() for v in values] + BAD_TOGETHER
 

@@ -110,7 +110,7 @@ UPWARD_ALLOWED = {("records", "aec")}
 #: ``barbu.agent_loaders``; ``training`` declares its checkpoint loaders there. That is a
 #: plug-in mechanism: ``agents.registry`` reads the entry points by name through
 #: ``importlib.metadata`` when a file path is given as an agent, and imports no module.)
-TRAINING_IMPORTS_ALLOWED = {("cli", "_run_train")}
+TRAINING_IMPORTS_ALLOWED = {("cli", "_run_train"), ("cli", "_run_exploit")}
 
 
 def barbu_imports(path: Path) -> list[tuple[str, str | None]]:

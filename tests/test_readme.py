@@ -130,6 +130,7 @@ def test_the_readme_and_docs_show_the_commands_this_test_parses():
         "league",
         "replay",
         "train",
+        "exploit",
         "bench",
         "play",
         "serve",

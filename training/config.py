@@ -9,6 +9,15 @@ A field ``Args`` does not have is an error naming it, and so is a value of the w
 (``learning_rate: "fast"``). Checkpoints keep their config as a plain dict and resuming
 reads only its network shape (which must match the config's).
 
+A config may be a chain of runs (``stages``: a list of changes to the fields above, run in
+order by one ``barbu train``): ``stage_args`` gives each stage's ``Args`` — the top level,
+then the stage's own fields, then the command line's flags, which win over both (but for
+``exp_name``, ``init`` and ``resume``, the chain's: the base name, the first stage's start,
+the chain's resume) — each stage after the first starting from the previous stage's
+``latest.pt`` (or ``best.pt``: ``init_from``) unless it names its own ``init``, each named
+``<exp_name>-<k>`` unless it names itself. Every stage is checked when the ``Args`` is made,
+so a typo in the last stage is an error before the first one runs.
+
 Every field has a range of valid values (``VALID``: said by its docstring, so by
 ``--help``, and by the table in docs/training.md). Types are strict (a bool is no int,
 text is no number but for the exponent form PyYAML leaves as text, ``3e-4``), floats
@@ -53,7 +62,8 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Valid:
-    """The values a field takes: ``kind`` (``int``, ``float``, ``bool`` or ``str``); numbers
+    """The values a field takes: ``kind`` (``int``, ``float``, ``bool``, ``str`` or ``list``,
+    a list of mappings: ``stages``); numbers
     from ``low`` to ``high`` (``low`` itself excluded if ``above``; no ``high``: any finite
     number), text one of ``choices`` or as ``text`` says (checked by ``prepare`` where that
     needs the machine or the files)."""
@@ -71,6 +81,8 @@ class Valid:
             return "true or false"
         if self.kind == "str":
             return self.text or "one of " + ", ".join(self.choices)
+        if self.kind == "list":
+            return self.text
         if self.kind == "int":
             return f"an integer from {_number(self.low)} to {_number(self.high)}"
         if self.above:
@@ -83,7 +95,12 @@ class Valid:
 
     def check(self, name: str, value: Any) -> Any:
         """``value`` as the field's type (an int is a float; a bool is no number, a string
-        is none: types are strict), or a ConfigError naming the field and its range."""
+        is none: types are strict; a list's items are mappings, copied), or a ConfigError
+        naming the field and its range."""
+        if self.kind == "list":
+            if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+                raise ConfigError(f"{name} must be {self.describe()}, not {_show(value)}")
+            return [dict(item) for item in value]
         ok = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}[self.kind]
         if not isinstance(value, ok) or (self.kind != "bool" and isinstance(value, bool)):
             raise ConfigError(f"{name} must be {self.describe()}, not {_show(value)}")
@@ -144,8 +161,9 @@ VALID: dict[str, Valid] = {
     "rules": Valid("str", text="a rules preset or a rules YAML file"),
     "total_decisions": _int(1, 10**15),
     "time_budget_minutes": _num(0, 10**6),
-    "resume": Valid("str", text="empty, or a checkpoint file"),
+    "resume": Valid("str", text="empty, auto (the run's own latest.pt), or a checkpoint file"),
     "init": Valid("str", text="empty, a shipped policy (ppo, ppo-finetuned) or a checkpoint file"),
+    "stages": Valid("list", text="a list of mappings of training fields (and init_from), or empty"),
     "num_games": _int(1, 16_384),
     "episode": Valid("str", choices=("game", "round", "hand")),
     "num_workers": _int(1, 1024),
@@ -167,6 +185,8 @@ VALID: dict[str, Valid] = {
     "max_grad_norm": _num(0, above=True),
     "norm_adv": _BOOL,
     "target_kl": _num(0),
+    "kl_anchor": Valid("str", text="empty, a shipped policy (ppo, ppo-finetuned) or a checkpoint file"),
+    "kl_coef": _num(0, 10**6),
     "hidden": _int(1, 8192),
     "layers": _int(1, 64),
     "card_embed": _int(1, 1024),
@@ -180,6 +200,7 @@ VALID: dict[str, Valid] = {
     "opp_pool": _num(0, 10**6),
     "opp_baselines": _num(0, 10**6),
     "baselines": Valid("str", text=_AGENTS + ", or empty"),
+    "opp_learners": _int(0, 2),
     "snapshot_every": _int(0, 10**9),
     "pool_size": _int(0, 1024),
     "eval_every": _int(0, 10**9),
@@ -215,12 +236,24 @@ class Args:
     anneals over whichever runs out first; a resumed run counts its earlier sessions);
     the final evaluation comes after. Valid: a number from 0 to 1,000,000."""
     resume: str = ""
-    """Checkpoint to resume from (weights, optimizer, counters, snapshot pool). Valid: empty, or a checkpoint file."""
+    """Checkpoint to resume from (weights, optimizer, counters, snapshot pool); ``auto``:
+    the run's own ``run_dir/exp_name/checkpoints/latest.pt`` (a chain of ``stages``: the
+    first unfinished stage's). Valid: empty, auto (the run's own latest.pt), or a checkpoint file."""
     init: str = ""
     """Checkpoint (or registered pretrained name, e.g. ``ppo``) whose weights start a new
     run: a fresh optimizer, counters and pool, its network shape the config's. Fine-tuning
     from a shipped policy; ``resume`` carries on a run instead (and wins if both are set).
     Valid: empty, a shipped policy (ppo, ppo-finetuned) or a checkpoint file."""
+    stages: list = dataclasses.field(default_factory=list)
+    """A chain of runs, in order, each a mapping of the fields it changes from the top
+    level (config files only: no flag). Stage k runs in ``run_dir/<exp_name>-<k>`` unless
+    it names its ``exp_name``; each stage after the first starts from the previous one's
+    ``latest.pt`` (``init_from: best``: its ``best.pt``, which needs its ``eval_every``)
+    unless it names its own ``init``; the top level's ``init`` starts the first. Flags
+    win over the stages' own values, but for ``exp_name``, ``init`` (the first stage's)
+    and ``resume``: ``--resume auto`` skips the stages that finished (a ``summary.json``
+    in their folder) and resumes the first that did not from its ``latest.pt``.
+    Valid: a list of mappings of training fields (and init_from), or empty."""
 
     # --- rollouts ---
     num_games: int = 512
@@ -284,6 +317,16 @@ class Args:
     """Normalize advantages per minibatch. Valid: true or false."""
     target_kl: float = 0.0
     """Stop an update's epochs early past this approximate KL (0: never). Valid: a finite number of at least 0."""
+    kl_anchor: str = ""
+    """A policy the PPO updates are pulled toward (a checkpoint or a shipped policy, e.g.
+    ``ppo-finetuned``; empty: none): its network, frozen, on the run's device, gives the
+    masked action distribution of each minibatch's observations, and the loss adds
+    ``kl_coef`` times the mean KL(anchor || policy) over the legal actions (logged as
+    ``losses/kl_anchor``; not during the warm start). Its network shape may differ from
+    the run's. Valid: empty, a shipped policy (ppo, ppo-finetuned) or a checkpoint file."""
+    kl_coef: float = 0.0
+    """Weight of the KL term toward ``kl_anchor`` (0: no term, the update exactly as
+    without an anchor; above 0 needs an anchor). Valid: a number from 0 to 1,000,000."""
 
     # --- model ---
     hidden: int = 256
@@ -324,6 +367,10 @@ class Args:
     """Baseline agents for opponent games (registered names).
     Valid: agent specs separated by commas (registered names or checkpoint paths, with
     parameters), or empty."""
+    opp_learners: int = 0
+    """Learning seats in each game against a pool snapshot or baselines: 1 (the policy
+    alone among three opponents, as ``barbu exploit``'s best response trains), 2, or 0:
+    one or two at random, drawn per game. Valid: an integer from 0 to 2."""
     snapshot_every: int = 5
     """Iterations between snapshots added to the pool. Valid: an integer from 0 to 1,000,000,000."""
     pool_size: int = 8
@@ -375,13 +422,21 @@ class Args:
             )
         if self.opp_self + self.opp_pool + (self.opp_baselines if split_agent_specs(self.baselines) else 0.0) <= 0:
             raise ConfigError("opp_self, opp_pool and opp_baselines (with baselines named) are all 0: no game to play")
+        if self.kl_coef > 0 and not self.kl_anchor:
+            raise ConfigError(
+                f"kl_coef {self.kl_coef:g} needs a kl_anchor to pull toward (a checkpoint or shipped policy)"
+            )
+        if self.stages:
+            stage_args(self)  # every stage checked now, not when the chain reaches it
 
 
 def load_args(config: str | None = None, overrides: dict[str, Any] | None = None) -> Args:
     """Args from a YAML file and overrides (the command line's flags), every field checked
     (``Args.__post_init__``); anything wrong is a ConfigError of one line naming the field:
     an unknown field, a value of the wrong type or out of its range, a file that is not a
-    YAML mapping."""
+    YAML mapping. In a chain of ``stages`` the overrides win over every stage's own values
+    too, but for the chain's fields (``CHAIN_FIELDS``): ``exp_name`` and ``resume`` are the
+    top level's only, ``init`` the first stage's."""
     values: dict[Any, Any] = {}
     where = f"{config}: " if config else ""
     if config:
@@ -398,12 +453,21 @@ def load_args(config: str | None = None, overrides: dict[str, Any] | None = None
         if not isinstance(data, dict):
             raise ConfigError(f"{config}: a training config is a mapping of fields, not {_show(data)}")
         values.update(data)
-    values.update(overrides or {})
+    flags = dict(overrides or {})
+    values.update(flags)
     known = {f.name for f in dataclasses.fields(Args)}
     unknown = sorted((k for k in values if k not in known), key=repr)
     if unknown:
         names = ", ".join(_show(k) for k in unknown[:10]) + (", ..." if len(unknown) > 10 else "")
         raise ConfigError(f"{where}unknown training field(s) {names}; known fields: {sorted(known)}")
+    if flags and isinstance(values.get("stages"), list):  # the flags are the last word in every stage
+        every = {k: v for k, v in flags.items() if k not in CHAIN_FIELDS}
+        values["stages"] = [
+            stage | every | ({"init": flags["init"]} if k == 0 and "init" in flags else {})
+            if isinstance(stage, dict)
+            else stage  # not a mapping: Args says so
+            for k, stage in enumerate(values["stages"])
+        ]
     try:
         return Args(**{name: _yaml_number(name, value) for name, value in values.items()})
     except ConfigError as e:
@@ -422,23 +486,110 @@ def _yaml_number(name: str, value: Any) -> Any:
     return value
 
 
+# ---------------------------------------------------------------------- a chain of runs
+
+#: Fields of a chain of ``stages`` that are not every stage's: the base of the stages'
+#: names, the first stage's start, the chain's resume (flags for them set the chain's).
+CHAIN_FIELDS = ("exp_name", "init", "resume")
+#: What a stage may name besides the fields: which checkpoint of the previous stage it
+#: starts from (``latest.pt``, the default, or ``best.pt``, the best periodic evaluation's).
+INIT_FROM = ("latest", "best")
+
+
+def stage_args(args: Args) -> list[Args]:
+    """The ``Args`` of each of ``args.stages``, in order: the top level's fields (but
+    ``stages`` and ``resume``, the chain's), then the stage's own; stage k named
+    ``<exp_name>-<k>`` unless it names itself; each stage after the first starting from
+    the previous stage's ``checkpoints/latest.pt`` (``init_from: best``: ``best.pt``)
+    unless it names its own ``init``. A ConfigError naming the stage and the field
+    otherwise: a field Args does not have, a bad value, ``resume`` or ``stages`` in a
+    stage, ``init_from`` on the first stage or with an ``init``, a ``best.pt`` the
+    previous stage will not write (no periodic evaluations), a network shape other than
+    the previous stage's (but for a privileged critic added), two stages in one folder."""
+    known = {f.name for f in dataclasses.fields(Args)}
+    base = {f.name: getattr(args, f.name) for f in dataclasses.fields(Args) if f.name not in ("stages", "resume")}
+    out: list[Args] = []
+    folders: dict[Path, int] = {}
+    n = len(args.stages)
+    for k, stage in enumerate(args.stages, 1):
+        where = f"stages: stage {k} of {n}"
+        unknown = sorted((key for key in stage if key not in known and key != "init_from"), key=repr)
+        if unknown:
+            names = ", ".join(_show(key) for key in unknown[:10]) + (", ..." if len(unknown) > 10 else "")
+            raise ConfigError(f"{where}: unknown training field(s) {names}")
+        for field, why in (
+            ("stages", "a stage has no stages of its own"),
+            ("resume", "--resume auto resumes the chain"),
+        ):
+            if field in stage:
+                raise ConfigError(f"{where}: {field} is not a stage's field ({why})")
+        init_from = stage.get("init_from", "latest")
+        if init_from not in INIT_FROM:
+            raise ConfigError(f"{where}: init_from must be one of {', '.join(INIT_FROM)}, not {_show(init_from)}")
+        if "init_from" in stage and (k == 1 or "init" in stage):
+            why = "the first stage has no previous stage (init starts it)" if k == 1 else "init names its start"
+            raise ConfigError(f"{where}: init_from and init: {why}")
+        values = base | {key: _yaml_number(key, v) for key, v in stage.items() if key != "init_from"}
+        if "exp_name" not in stage:
+            values["exp_name"] = f"{args.exp_name}-{k}"
+        chained = k > 1 and "init" not in stage
+        if chained:
+            prev = out[-1]
+            values["init"] = str(Path(prev.run_dir) / prev.exp_name / "checkpoints" / f"{init_from}.pt")
+        try:
+            made = Args(**values)
+        except ConfigError as e:
+            raise ConfigError(f"{where} ({_show(values['exp_name'])}): {e}") from None
+        where = f"{where} ({made.exp_name})"
+        if chained:
+            if init_from == "best" and not prev.eval_every:
+                raise ConfigError(
+                    f"{where}: init_from best needs stage {k - 1}'s best.pt, which only its periodic "
+                    "evaluations write, and its eval_every is 0"
+                )
+            mine, theirs = model_config(made), model_config(prev)
+            if mine != theirs and dataclasses.replace(theirs, state_dim=mine.state_dim) != mine:
+                raise ConfigError(
+                    f"{where}: hidden/layers/card_embed build another network than stage {k - 1}'s, "
+                    f"which it starts from ({mine.hidden}x{mine.layers}, {mine.card_embed} against "
+                    f"{theirs.hidden}x{theirs.layers}, {theirs.card_embed})"
+                )
+            if mine.state_dim < theirs.state_dim:
+                raise ConfigError(f"{where}: central_critic false cannot start from stage {k - 1}'s privileged critic")
+        folder = Path(made.run_dir) / made.exp_name
+        if folder in folders:
+            raise ConfigError(f"{where}: exp_name runs in stage {folders[folder]}'s folder {folder}")
+        folders[folder] = k
+        out.append(made)
+    return out
+
+
+def resume_path(args: Args) -> str:
+    """The checkpoint ``resume`` names: ``auto`` is the run's own ``latest.pt``."""
+    if args.resume == "auto":
+        return str(Path(args.run_dir) / args.exp_name / "checkpoints" / "latest.pt")
+    return args.resume
+
+
 @dataclass
 class Prepared:
-    """What ``prepare`` found: the rules, the device and the products' dtype, and the
-    checkpoint that ``resume`` or ``init`` names, loaded (None without)."""
+    """What ``prepare`` found: the rules, the device and the products' dtype, the
+    checkpoint that ``resume`` or ``init`` names, loaded (None without), and the network of
+    ``kl_anchor``, on the CPU (None without)."""
 
     rules: Any
     device: Any
     dtype: Any
     start: tuple[Any, dict[str, Any]] | None = None
+    anchor: Any = None
 
 
 def prepare(args: Args, memory: int | None = None) -> Prepared:
     """Every check of ``args`` that needs more than the field values, before a run
     touches anything on disk: the rules load, the device is on this machine, the precision
     resolves on it, every agent of ``bc_teacher``, ``baselines`` and ``eval_opponents`` can
-    be made, the checkpoint of ``resume``/``init`` loads and its weights are finite, the
-    first rollouts have games to play (a fresh run's pool is empty), and the run's memory
+    be made, the checkpoints of ``resume``/``init`` and ``kl_anchor`` load and their weights
+    are finite, the first rollouts have games to play (a fresh run's pool is empty), and the run's memory
     (``memory_needed``) fits in ``memory`` bytes (default: this machine's, and a CUDA
     device's own for the networks). A ConfigError naming the field otherwise."""
     import torch
@@ -470,19 +621,25 @@ def prepare(args: Args, memory: int | None = None) -> Prepared:
                 make_agent(spec, rules=rules)
             except (ValueError, TypeError, OSError, MissingExtraError) as e:
                 raise ConfigError(f"{field}: {_show(spec)} is not an agent barbu can make ({_one_line(e)})") from None
+
+    def load(field: str, spec: str) -> tuple[Any, dict[str, Any]]:
+        path = checkpoint_path(spec)
+        if not path.is_file():
+            kind = "a checkpoint file" + (f" or a shipped policy ({', '.join(SHIPPED)})" if field != "resume" else "")
+            raise ConfigError(f"{field}: {_show(spec)} is not {kind}")
+        try:
+            loaded = load_checkpoint(path)
+        except (ValueError, OSError) as e:
+            raise ConfigError(f"{field}: {_one_line(e)}") from None
+        if not all(torch.isfinite(w).all() for w in loaded[0].state_dict().values()):
+            raise ConfigError(f"{field}: {path} holds weights that are not finite")
+        return loaded
+
     start = None
     field, spec = ("resume", args.resume) if args.resume else ("init", args.init)
     if spec:
-        path = checkpoint_path(spec)
-        if not path.is_file():
-            kind = "a checkpoint file" + (f" or a shipped policy ({', '.join(SHIPPED)})" if field == "init" else "")
-            raise ConfigError(f"{field}: {_show(spec)} is not {kind}")
-        try:
-            start = load_checkpoint(path)
-        except (ValueError, OSError) as e:
-            raise ConfigError(f"{field}: {_one_line(e)}") from None
-        if not all(torch.isfinite(w).all() for w in start[0].state_dict().values()):
-            raise ConfigError(f"{field}: {path} holds weights that are not finite")
+        start = load(field, resume_path(args) if field == "resume" else spec)
+    anchor = load("kl_anchor", args.kl_anchor)[0] if args.kl_anchor else None
     pool = start[1].get("pool", {}) if start and args.resume else {}
     if not pool and args.opp_self + (args.opp_baselines if split_agent_specs(args.baselines) else 0.0) <= 0:
         raise ConfigError(
@@ -505,7 +662,7 @@ def prepare(args: Args, memory: int | None = None) -> Prepared:
                 f"{args.minibatch_size} need about {on_device / 2**30:.1f} GiB on {device}, which has "
                 f"{room / 2**30:.1f} GiB"
             )
-    return Prepared(rules, device, dtype, start)
+    return Prepared(rules, device, dtype, start, anchor)
 
 
 def memory_needed(args: Args) -> tuple[int, int]:
@@ -567,11 +724,14 @@ def field_docs(cls: type) -> dict[str, str]:
 
 
 def add_field_flags(parser: argparse.ArgumentParser, cls: type, defaults: bool = True) -> argparse.ArgumentParser:
-    """One ``--field`` per field of the dataclass ``cls`` (int, float, str or bool), its
-    docstring as help; without ``defaults`` an absent flag is left out of the namespace
+    """One ``--field`` per field of the dataclass ``cls`` of type int, float, str or bool
+    (fields of other types are left to config files), its docstring as help; without
+    ``defaults`` an absent flag is left out of the namespace
     (so that a config file can fill it)."""
     docs = field_docs(cls)
     for f in dataclasses.fields(cls):
+        if f.type not in ("int", "float", "str", "bool"):
+            continue  # a list (``stages``): config files only
         kind = {"int": int, "float": float, "str": str, "bool": _bool}[f.type]
         parser.add_argument(
             "--" + f.name.rstrip("_").replace("_", "-"),

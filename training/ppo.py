@@ -17,6 +17,17 @@ policy learns from scratch.
 Privileged critic (optional, ``central_critic``): the value network also reads the other
 three hands (``ObservationEncoder.privileged``); the policy never does.
 
+KL anchor (optional, ``kl_anchor`` and ``kl_coef``): the PPO loss adds ``kl_coef`` times the
+mean KL(anchor || policy) of the masked distributions on each minibatch's observations,
+the anchor a frozen network (a checkpoint or a shipped policy) on the run's device, under
+no_grad; logged as ``losses/kl_anchor``. With ``kl_coef`` 0 the update is the one without
+(the anchor is not even loaded into the trainer).
+
+A chain of runs (``stages``, ``train_stages``): one config, the stages run in order, each
+from the previous one's checkpoint (``training.config.stage_args``), all checked before the
+first starts; ``--resume auto`` skips the stages that finished and resumes the first that
+did not. ``configs/train/ppo-finetuned.yaml`` is the chain that made ``ppo-finetuned``.
+
 Fine-tuning (optional, ``init``): a new run starts from the weights of a checkpoint or a
 shipped policy (``--init ppo``), with a fresh optimizer, counters and pool; a run with a
 privileged critic may start from a network without one (its critic starts as that
@@ -40,7 +51,8 @@ evaluation.
 
 Run: ``barbu train --config configs/train/quick.yaml`` (any field can be overridden:
 ``--seed 3 --total-decisions 2000000``), or ``python -m training.ppo ...``. A fresh run
-replaces the logs and checkpoints of an earlier run of the same name; a config that fails
+replaces the logs, the summary and the checkpoints of an earlier run of the same name
+(``best.pt`` at its first evaluation); a config that fails
 a check (``training.config``: every field's range, then ``prepare``) is a ``ConfigError``
 before anything on disk is touched.
 
@@ -73,7 +85,16 @@ from models.policy import (
     save_checkpoint,
     with_privileged_critic,
 )
-from training.config import Args, ConfigError, build_parser, load_args, model_config, prepare
+from training.config import (
+    Args,
+    ConfigError,
+    build_parser,
+    load_args,
+    model_config,
+    prepare,
+    resume_path,
+    stage_args,
+)
 from training.precision import autocast
 from training.rollout import GAME_KINDS, Collector, Rollout
 
@@ -87,7 +108,10 @@ __all__ = [
     "load_args",
     "main",
     "model_config",
+    "stage_args",
     "train",
+    "plan_stages",
+    "train_stages",
 ]
 
 #: Losses of an update that must be finite (the explained variance may be NaN: returns of no variance).
@@ -98,6 +122,7 @@ FINITE_STATS = (
     "losses/approx_kl",
     "losses/bc_loss",
     "losses/bc_value_loss",
+    "losses/kl_anchor",
 )
 
 
@@ -154,6 +179,13 @@ def imitation_update(
     return {"losses/bc_loss": bc_loss.item(), "losses/bc_value_loss": v_loss.item(), "charts/bc_accuracy": accuracy}
 
 
+def anchor_kl(anchor: MaskedCategorical, policy: MaskedCategorical) -> torch.Tensor:
+    """KL(anchor || policy) of each row, over its legal actions (both masked alike): 0
+    where the two distributions are equal, positive elsewhere."""
+    terms = anchor.probs * (anchor.log_probs_all - policy.log_probs_all)
+    return torch.where(anchor.mask, terms, torch.zeros_like(terms)).sum(-1)
+
+
 def ppo_update(
     model: BarbuActorCritic,
     optimizer: torch.optim.Optimizer,
@@ -161,6 +193,7 @@ def ppo_update(
     args: Args,
     gen: torch.Generator,
     dtype: torch.dtype = torch.float32,
+    anchor: BarbuActorCritic | None = None,
 ) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over the rollout (CleanRL's update, with the
     masks reapplied; minibatches shuffled with ``gen``; the forward passes' matrix products
@@ -168,10 +201,14 @@ def ppo_update(
     losses, the clip fraction, the explained variance, and ``losses/first_ratio_error``:
     the largest ``|ratio - 1|`` of the first minibatch (0 up to rounding: the stored
     log-probabilities are the model's own before the update). The rollout ``b`` stays on
-    the CPU; each minibatch is copied to the model's device (``minibatch``)."""
+    the CPU; each minibatch is copied to the model's device (``minibatch``). With an
+    ``anchor`` (a frozen network on the model's device) and ``args.kl_coef`` above 0 the
+    loss adds ``kl_coef`` times the mean ``anchor_kl`` of the minibatch, the anchor's
+    forward pass under no_grad (``losses/kl_anchor``: the last minibatch's)."""
     n = len(b["obs"])
     device = next(model.parameters()).device
     clipfracs, approx_kl, first_ratio_error = [], torch.tensor(0.0), None
+    pull = anchor is not None and args.kl_coef > 0
     for _epoch in range(args.update_epochs):
         perm = torch.randperm(n, generator=gen)
         for lo in range(0, n, args.minibatch_size):
@@ -201,6 +238,11 @@ def ppo_update(
                 v_loss = 0.5 * ((newvalue - returns) ** 2).mean()
             entropy_loss = entropy.mean()
             loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
+            if pull:
+                with torch.no_grad(), autocast(dtype, device):
+                    anchor_logits = anchor.policy_head(anchor.features(m["obs"]))
+                kl_anchor = anchor_kl(MaskedCategorical(anchor_logits.float(), m["masks"]), dist).mean()
+                loss = loss + args.kl_coef * kl_anchor
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
@@ -217,7 +259,7 @@ def ppo_update(
         "losses/clipfrac": float(np.mean(clipfracs)),
         "losses/explained_variance": explained_var,
         "losses/first_ratio_error": first_ratio_error,
-    }
+    } | ({"losses/kl_anchor": kl_anchor.item()} if pull else {})
 
 
 # ---------------------------------------------------------------------- the trainer
@@ -230,6 +272,8 @@ class Trainer:
     def __init__(self, args: Args):
         from torch.utils.tensorboard import SummaryWriter
 
+        if args.stages:
+            raise ConfigError("a config of stages is a chain of runs: train() runs it, not one Trainer")
         self.args = args
         # Every check first (the fields were checked by Args; rules, device, precision, agents,
         # checkpoint, memory here): a bad config is a ConfigError before the run folder is touched.
@@ -246,8 +290,12 @@ class Trainer:
         self.history: list[dict] = []  # the periodic evaluations: the learning curve
         self.best: dict[str, Any] = {"score": -float("inf"), "path": None}
         self.start, self.minutes_before = time.time(), 0.0
+        # the KL anchor: frozen, on the device; none without a KL term (the update is then the plain one)
+        self.anchor = None
+        if ready.anchor is not None and args.kl_coef > 0:
+            self.anchor = ready.anchor.to(self.device).requires_grad_(False).eval()
         if args.resume:
-            self._resume(args.resume, ready.start)
+            self._resume(resume_path(args), ready.start)
         elif args.init:
             self._init_from(args.init, ready.start)
         self.model.eval()
@@ -255,8 +303,9 @@ class Trainer:
         # --- the run folder, its config and its TensorBoard log: nothing on disk before here ---
         self.run_path = Path(args.run_dir) / args.exp_name
         self.ckpt_dir = self.run_path / "checkpoints"
-        if not args.resume:  # a fresh run owns its folder: no curves left over from an earlier one
+        if not args.resume:  # a fresh run owns its folder: no curves or summary left over from an earlier one
             shutil.rmtree(self.run_path / "tb", ignore_errors=True)
+            (self.run_path / "summary.json").unlink(missing_ok=True)  # a chain's mark of a finished stage
         self.ckpt_dir.mkdir(parents=True, exist_ok=True)
         (self.run_path / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(args), sort_keys=False))
         self.writer = SummaryWriter(str(self.run_path / "tb"))
@@ -403,7 +452,8 @@ class Trainer:
         if not (torch.isfinite(batch["returns"]).all() and torch.isfinite(batch["advantages"]).all()):
             self._diverged("the rollout's returns (rewards past float32's range: reward_scale times the scores)")
         update = imitation_update if self.imitating() else ppo_update
-        stats = update(self.model, self.optimizer, batch, args, self.update_gen, self.dtype)
+        anchor = (self.anchor,) if self.anchor is not None and not self.imitating() else ()
+        stats = update(self.model, self.optimizer, batch, args, self.update_gen, self.dtype, *anchor)
         self.model.eval()
         losses = [k for k in FINITE_STATS if k in stats and not np.isfinite(stats[k])]
         if losses or not torch.stack([torch.isfinite(p).all() for p in self.model.parameters()]).all():
@@ -547,11 +597,14 @@ class Trainer:
 
 
 class TrainingInterrupted(Exception):
-    """Ctrl-C stopped the run; ``path`` holds a checkpoint of its last whole iteration."""
+    """Ctrl-C stopped the run; ``path`` holds a checkpoint of its last whole iteration
+    (``stage``: which stage of a chain, in words; a chain resumes with ``--resume auto``)."""
 
-    def __init__(self, path: Path, iteration: int):
-        super().__init__(f"interrupted: iteration {iteration} saved in {path} (resume with --resume {path})")
-        self.path, self.iteration = path, iteration
+    def __init__(self, path: Path, iteration: int, stage: str = ""):
+        how = f"--resume {path}" if not stage else "the same config and --resume auto"
+        where = f" {stage}:" if stage else ""
+        super().__init__(f"interrupted{where} iteration {iteration} saved in {path} (resume with {how})")
+        self.path, self.iteration, self.stage = path, iteration, stage
 
 
 class TrainingDiverged(RuntimeError):
@@ -568,8 +621,74 @@ class TrainingDiverged(RuntimeError):
 
 def train(args: Args) -> dict[str, Any]:
     """Run PPO; returns a summary (paths, timing, final evaluation). Writes everything
-    under ``run_dir/exp_name``."""
+    under ``run_dir/exp_name``; a config of ``stages`` is a chain of runs (``train_stages``)."""
+    if args.stages:
+        return train_stages(args)
     return Trainer(args).run()
+
+
+def finished(args: Args) -> bool:
+    """Whether the run of ``args`` has finished: its ``summary.json``, which a run writes
+    after its last iteration and final evaluation (a fresh run removes an earlier one's
+    before its first iteration)."""
+    return (Path(args.run_dir) / args.exp_name / "summary.json").is_file()
+
+
+def plan_stages(args: Args) -> tuple[list[Args], int]:
+    """The chain of ``args.stages`` as it will run: every stage's Args
+    (``training.config.stage_args``; the first to run with its ``resume``) and the index of
+    the first to run, all checked, nothing on disk touched. Without ``resume`` every stage
+    runs. With ``resume`` (``auto``, or a checkpoint in its folder) the stages that
+    finished (``finished``) are skipped and the first that did not resumes (``auto``: from
+    its ``latest.pt``, or from its start if it has none); the stages after it run fresh.
+    Every stage to run is checked by ``prepare`` (one that starts from the previous stage's
+    checkpoint, not written yet, without it: ``stage_args`` checked its network's shape); a
+    ConfigError naming the stage otherwise."""
+    stages = stage_args(args)
+    n = len(stages)
+    first = 0
+    if args.resume:
+        first = next((k for k, s in enumerate(stages) if not finished(s)), n)
+        if first < n:
+            folder = Path(stages[first].run_dir) / stages[first].exp_name / "checkpoints"
+            if args.resume == "auto":
+                resume = str(folder / "latest.pt") if (folder / "latest.pt").is_file() else ""
+            elif Path(args.resume).resolve().parent == folder.resolve():
+                resume = args.resume
+            else:
+                raise ConfigError(
+                    f"resume: {args.resume} is not a checkpoint of the first unfinished stage, stage {first + 1} "
+                    f"of {n} ({stages[first].exp_name}): resume with auto, or a checkpoint in {folder}"
+                )
+            stages[first] = dataclasses.replace(stages[first], resume=resume)
+    for k in range(first, n):
+        unwritten = k > first and "init" not in args.stages[k]  # the previous stage's checkpoint, to come
+        try:
+            prepare(dataclasses.replace(stages[k], init="") if unwritten else stages[k])
+        except ConfigError as e:
+            raise ConfigError(f"stages: stage {k + 1} of {n} ({stages[k].exp_name}): {e}") from None
+    return stages, first
+
+
+def train_stages(args: Args) -> dict[str, Any]:
+    """Run the chain of ``args.stages`` in order, as ``plan_stages`` plans it (all checked
+    before the first stage starts). Returns the last stage's summary with ``stages``: each
+    stage's summary, its number as ``stage`` (a stage skipped by ``resume``: read from its
+    ``summary.json``, ``skipped`` true, no ``final_results``). Ctrl-C is a
+    ``TrainingInterrupted`` naming the stage (the chain resumes with ``--resume auto``)."""
+    stages, first = plan_stages(args)
+    n = len(stages)
+    summaries = []
+    for k, stage in enumerate(stages[:first]):
+        done = json.loads((Path(stage.run_dir) / stage.exp_name / "summary.json").read_text())
+        summaries.append(done | {"stage": k + 1, "skipped": True, "final_results": {}})
+    for k, stage in enumerate(stages[first:], first + 1):
+        try:
+            summary = Trainer(stage).run()
+        except TrainingInterrupted as e:
+            raise TrainingInterrupted(e.path, e.iteration, f"stage {k} of {n} ({stage.exp_name})") from None
+        summaries.append(summary | {"stage": k, "skipped": False})
+    return summaries[-1] | {"stages": summaries}
 
 
 # ---------------------------------------------------------------------- evaluation
@@ -650,12 +769,20 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as e:  # a bad config, rules or checkpoint: one line, not a traceback
         print(f"barbu train: error: {e}", file=sys.stderr)
         return 1
-    for opp, result in summary["final_results"].items():
-        print(f"\nFinal evaluation vs 3x {opp}:\n{format_table(result)}")
-    print(f"\nbest checkpoint: {summary['best_checkpoint']}")
-    if (Path(summary["run"]) / "learning_curve.png").exists():
-        print(f"learning curve: {Path(summary['run']) / 'learning_curve.png'}")
-    print(f"run folder: {summary['run']} ({summary['decisions']:,} decisions in {summary['minutes']:.1f} min)")
+    stages = summary.get("stages", [summary])
+    for one in stages:
+        if "stages" in summary:
+            done = " (finished before this session)" if one["skipped"] else ""
+            print(f"\n=== stage {one['stage']} of {len(stages)}: {Path(one['run']).name}{done}")
+        for opp, result in one["final_results"].items():
+            print(f"\nFinal evaluation vs 3x {opp}:\n{format_table(result)}")
+        if one.get("skipped"):
+            for opp, v in one["final"].items():
+                print(f"final evaluation vs 3x {opp}: {v['mean']:+.1f} [{v['ci'][0]:+.1f}, {v['ci'][1]:+.1f}]")
+        print(f"\nbest checkpoint: {one['best_checkpoint']}")
+        if (Path(one["run"]) / "learning_curve.png").exists():
+            print(f"learning curve: {Path(one['run']) / 'learning_curve.png'}")
+        print(f"run folder: {one['run']} ({one['decisions']:,} decisions in {one['minutes']:.1f} min)")
     return 0
 
 

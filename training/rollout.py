@@ -124,9 +124,10 @@ def opponent_plan(
     """Who plays each seat of each game of a rollout, by the weights ``opp_self`` /
     ``opp_pool`` / ``opp_baselines`` (a teacher's games are all self-play): ``kinds`` [G]
     (indices into ``GAME_KINDS``), ``learning`` [G, 4] (the learning seats: all four in
-    self-play, else one or two) and ``opponent`` [G, 4], each other seat's index into the
-    opponents, the baselines then the pool snapshots (-1 for a learning seat): a baseline
-    game draws a baseline per seat, a pool game one snapshot for all its other seats."""
+    self-play, else ``opp_learners``: one or two, or either at random) and ``opponent``
+    [G, 4], each other seat's index into the opponents, the baselines then the pool
+    snapshots (-1 for a learning seat): a baseline game draws a baseline per seat, a pool
+    game one snapshot for all its other seats."""
     weights = np.array(
         [args.opp_self, args.opp_pool if num_snapshots else 0.0, args.opp_baselines if num_baselines else 0.0]
     )
@@ -136,7 +137,8 @@ def opponent_plan(
     learning = np.ones((num_games, NUM_PLAYERS), dtype=bool)
     opponent = np.full((num_games, NUM_PLAYERS), -1, dtype=np.int64)
     for i in np.flatnonzero(kinds):
-        learners = rng.choice(NUM_PLAYERS, int(rng.integers(1, 3)), replace=False)
+        count = args.opp_learners or int(rng.integers(1, 3))  # a fixed count draws nothing
+        learners = rng.choice(NUM_PLAYERS, count, replace=False)
         learning[i] = False
         learning[i, learners] = True
         if GAME_KINDS[kinds[i]] == "pool":

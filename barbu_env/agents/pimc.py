@@ -69,6 +69,18 @@ ROUND_WORLDS = 8
 BASELINE_DEALS = 512
 BASELINE_SEED = 20261130
 _PHASE_AT = OFFSETS["phase"][0]
+#: The guided search's defaults (``prior``): the actions searched are the prior's most
+#: likely ones covering ``DEFAULT_COVER`` of its probability (at least two), and a
+#: decision whose most likely action has ``DEFAULT_CERTAIN`` or more is answered unsearched.
+DEFAULT_COVER = 0.95
+DEFAULT_CERTAIN = 0.95
+#: Agent names that are searches (never a rollout policy or a prior).
+_SEARCHES = ("pimc", "pimc-ppo")
+
+
+#: Decisions the guided search (``prior``) searches in full whatever the prior says: the
+#: declarer's choices, once per hand each, where the shipped networks trail ``pimc``.
+FULL_SEARCH_PHASES = (Phase.DECLARE, Phase.TRUMP, Phase.DOMINO_RANK)
 
 
 @register("pimc")
@@ -92,13 +104,21 @@ class PimcAgent(Agent):
         time_limit: float | None = None,
         baseline: bool = True,
         device: str | None = None,
+        prior: str | None = None,
+        cover: float = DEFAULT_COVER,
+        certain: float = DEFAULT_CERTAIN,
     ):
         if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
             raise ValueError(f"pimc: worlds must be a positive int, not {worlds!r}")
         if time_limit is not None and (isinstance(time_limit, bool) or not time_limit > 0):
             raise ValueError(f"pimc: time_limit must be a positive number of seconds, not {time_limit!r}")
-        if not isinstance(rollout, str) or rollout.split(":")[0] == "pimc":
+        if not isinstance(rollout, str) or rollout.split(":")[0] in _SEARCHES:
             raise ValueError(f"pimc: rollout must be another agent's spec, not {rollout!r}")
+        if prior is not None and (not isinstance(prior, str) or prior.split(":")[0] in _SEARCHES):
+            raise ValueError(f"pimc: prior must be a trained policy's spec, not {prior!r}")
+        for key, value in (("cover", cover), ("certain", certain)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+                raise ValueError(f"pimc: {key} must be a probability above 0, at most 1, not {value!r}")
         self.rules = load_rules(rules)
         self.worlds = worlds
         self.rollout = rollout
@@ -108,24 +128,82 @@ class PimcAgent(Agent):
         self.rng = np.random.default_rng(seed)
         placed = {"device": device} if device is not None and agent_takes(rollout, "device") else {}
         self.rollout_agent: Agent = make_agent(rollout, seed=seed, rules=self.rules, **placed)
+        self.prior, self.cover, self.certain = prior, float(cover), float(certain)
+        self.prior_agent: Agent | None = None
+        if prior is not None:
+            placed = {"device": device} if device is not None and agent_takes(prior, "device") else {}
+            self.prior_agent = make_agent(prior, seed=seed, rules=self.rules, **placed)
+            if not hasattr(self.prior_agent, "probs_batch"):
+                raise ValueError(f"pimc: the prior {prior!r} gives no action probabilities (a trained policy does)")
         self.name = "pimc" if (worlds, rollout) == (DEFAULT_WORLDS, "heuristic") else f"pimc{worlds}-{rollout}"
-        self.batch_key: Hashable = ("pimc", self.rules, worlds, rollout, time_limit, self.baseline, device)
+        if prior is not None:
+            self.name = f"pimc{worlds}-{rollout}-prior"
+        self.batch_key: Hashable = (
+            "pimc",
+            self.rules,
+            worlds,
+            rollout,
+            time_limit,
+            self.baseline,
+            device,
+            prior,
+            self.cover,
+            self.certain,
+        )
         #: Rollout decisions taken by this instance's searches (for the benchmark).
         self.rollout_decisions = 0
+        #: Decisions with a choice answered by the prior without search (``certain``), and searched.
+        self.certain_answers = 0
+        self.searched = 0
 
     def act_batch(
         self, observations: np.ndarray, masks: np.ndarray, instances: Sequence[PimcAgent] | None = None
     ) -> np.ndarray:
         """Row i's action, searched by ``instances[i]`` (by default this agent for every
-        row): every row's search in one batch."""
+        row): every row's search in one batch; the best searched action (ties: the lowest
+        id), or the prior's most likely action where it is at least ``certain``."""
+        masks = np.asarray(masks).astype(bool)
+        actions = masks.argmax(axis=1).astype(np.int64)  # the forced ones are done
+        for i, (legal, value) in self.search(observations, masks, instances).items():
+            actions[i] = legal[int(np.argmax(value))]
+        return actions
+
+    def search(
+        self,
+        observations: np.ndarray,
+        masks: np.ndarray,
+        instances: Sequence[PimcAgent] | None = None,
+        prune: bool = True,
+    ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """The searched rows' action values: row -> (actions searched, int64 [k]; their
+        values, float64 [k]: the mean settled score of the hand for the player to act,
+        less the contract's baseline when choosing a contract). Rows with one legal action
+        are left out; with a prior (and ``prune``), so are rows whose most likely action
+        has probability ``certain`` or more (answered as ``(that action,), (0.0,)``;
+        ``certain=1`` searches them all), and the other rows search only the prior's top
+        actions (``prior_actions``) but for the declarer's choices (``FULL_SEARCH_PHASES``)."""
         lead = self
         instances = [self] * len(observations) if instances is None else instances
         masks = np.asarray(masks).astype(bool)
-        actions = masks.argmax(axis=1).astype(np.int64)  # the forced ones are done
         rows = [i for i in range(len(instances)) if masks[i].sum() > 1]
+        out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         if not rows:
-            return actions
+            return out
         legal = {i: np.flatnonzero(masks[i]) for i in rows}
+        if lead.prior_agent is not None and prune:
+            probs = lead.prior_agent.probs_batch(observations[rows], masks[rows])
+            for i, p in zip(list(rows), probs):
+                top = int(np.argmax(p))
+                if lead.certain < 1 and p[top] >= lead.certain:
+                    out[i] = (np.array([top]), np.zeros(1))
+                    rows.remove(i)
+                    instances[i].certain_answers += 1
+                elif not _full_search(observations[i]):
+                    legal[i] = prior_actions(p, legal[i], lead.cover)
+        for i in rows:
+            instances[i].searched += 1
+        if not rows:
+            return out
         bases = {i: Positions.from_observation(observations[i], lead.rules) for i in rows}
         totals = {i: np.zeros(len(legal[i])) for i in rows}
         done = 0
@@ -158,8 +236,8 @@ class PimcAgent(Agent):
             value = totals[i] / done
             if lead.baseline and observations[i][_PHASE_AT + Phase.DECLARE] > 0.5:
                 value = value - lead.contract_baselines()[legal[i] - DECLARE_OFFSET]
-            actions[i] = legal[i][int(np.argmax(value))]
-        return actions
+            out[i] = (legal[i], value)
+        return out
 
     def contract_baselines(self) -> np.ndarray:
         """Mean settled score of the declarer per contract, float [7], on random deals
@@ -169,6 +247,64 @@ class PimcAgent(Agent):
         if key not in self._baselines:
             self._baselines[key] = _contract_baselines(self.rules, self.rollout_agent)
         return self._baselines[key]
+
+
+#: The shipped policy the guided search uses as its rollout policy and prior by default.
+GUIDE = "ppo-finetuned"
+
+
+@register("pimc-ppo")
+def guided_pimc(
+    seed: int = 0,
+    rules: Rules | str | dict | None = None,
+    worlds: int = DEFAULT_WORLDS,
+    rollout: str = GUIDE,
+    prior: str | None = None,
+    cover: float = DEFAULT_COVER,
+    certain: float = DEFAULT_CERTAIN,
+    time_limit: float | None = None,
+    baseline: bool = True,
+    device: str | None = None,
+) -> PimcAgent:
+    """``pimc-ppo``: the search guided by a trained policy — ``rollout`` (``ppo-finetuned``
+    by default) plays every seat of every rollout and is the prior (``prior``, the
+    rollout policy unless given) that answers near-certain decisions and chooses the
+    actions searched (see the module docstring)."""
+    agent = PimcAgent(
+        seed=seed,
+        rules=rules,
+        worlds=worlds,
+        rollout=rollout,
+        time_limit=time_limit,
+        baseline=baseline,
+        device=device,
+        prior=rollout if prior is None else prior,
+        cover=cover,
+        certain=certain,
+    )
+    defaults = (worlds, rollout, prior, cover, certain) == (DEFAULT_WORLDS, GUIDE, None, DEFAULT_COVER, DEFAULT_CERTAIN)
+    agent.name = "pimc-ppo" if defaults else f"pimc-ppo{worlds}-{rollout}"
+    return agent
+
+
+def prior_actions(probs: np.ndarray, legal: np.ndarray, cover: float) -> np.ndarray:
+    """The legal actions (``legal``: their ids) a prior's probabilities (float [85]) leave
+    to search: the most likely ones until together they have at least ``cover`` of the
+    probability, and at least two (ascending ids).
+
+    >>> p = np.zeros(85); p[[3, 7, 9, 20]] = [0.6, 0.3, 0.06, 0.04]
+    >>> legal = np.array([3, 7, 9, 20, 30])
+    >>> [prior_actions(p, legal, c).tolist() for c in (0.9, 0.95, 0.5, 1.0)]
+    [[3, 7], [3, 7, 9], [3, 7], [3, 7, 9, 20]]
+    """
+    order = legal[np.argsort(-probs[legal], kind="stable")]
+    k = int(np.searchsorted(np.cumsum(probs[order]), cover - 1e-9)) + 1
+    return np.sort(order[: max(k, 2)])
+
+
+def _full_search(observation: np.ndarray) -> bool:
+    """Whether a decision is one the guided search searches in full (``FULL_SEARCH_PHASES``)."""
+    return any(observation[_PHASE_AT + phase] > 0.5 for phase in FULL_SEARCH_PHASES)
 
 
 def rollout_values(

@@ -1,0 +1,205 @@
+"""A chain of training runs in one config (``stages``): the stages run in order, each from
+the previous one's checkpoint, named after the chain; every stage is checked before the
+first one runs; the command line's flags win over every stage but for the chain's own
+fields; ``--resume auto`` skips the finished stages and resumes the first unfinished one
+exactly; ``configs/train/ppo-finetuned.yaml`` is the recipe of the shipped network."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from tiny_runs import tiny
+
+from barbu_env.cli import main as barbu
+from models.policy import load_checkpoint
+from training import config, ppo
+
+ROOT = Path(__file__).resolve().parent.parent
+#: A chain's top level: tiny runs of one iteration (about 3,100 decisions), no evaluations.
+TOP = tiny(total_decisions=2000, final_eval_games=0, exp_name="chain")
+
+
+def _write(path: Path, top: dict, stages: list) -> Path:
+    path.write_text(yaml.safe_dump(top | {"stages": stages}))
+    return path
+
+
+def _weights(path: Path) -> dict[str, torch.Tensor]:
+    return load_checkpoint(path)[0].state_dict()
+
+
+def _same(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_two_stage_config_runs_both_the_second_from_the_firsts_latest_checkpoint(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    started = []  # each stage's weights and counters when its run starts
+    run = ppo.Trainer.run
+
+    def recording(self):
+        started.append(({k: v.clone() for k, v in self.model.state_dict().items()}, self.iteration, self.args))
+        return run(self)
+
+    monkeypatch.setattr(ppo.Trainer, "run", recording)
+    path = _write(tmp_path / "chain.yaml", TOP, [{}, {"seed": 5, "final_eval_games": 4}])
+    assert barbu(["train", "--config", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "=== stage 1 of 2: chain-1" in out and "=== stage 2 of 2: chain-2" in out
+    assert "Final evaluation vs 3x random" in out.split("=== stage 2")[1]  # each stage says its own result
+
+    (first, it1, a1), (second, it2, a2) = started
+    assert (a1.exp_name, a2.exp_name) == ("chain-1", "chain-2") and (a1.seed, a2.seed) == (1, 5)
+    assert a2.init == str(Path("runs") / "chain-1" / "checkpoints" / "latest.pt") and it2 == 0
+    assert _same(second, _weights(tmp_path / "runs/chain-1/checkpoints/latest.pt"))
+    assert not _same(first, second)
+    assert yaml.safe_load((tmp_path / "runs/chain-2/config.yaml").read_text())["init"] == a2.init
+    for k in (1, 2):
+        assert (tmp_path / f"runs/chain-{k}/summary.json").is_file()
+
+
+def test_a_stage_may_start_from_the_previous_best_checkpoint_or_name_its_own_start_and_name(tmp_path):
+    args = config.Args(
+        **TOP,
+        stages=[
+            {"eval_every": 1, "eval_games": 4},
+            {"init_from": "best", "exp_name": "named"},
+            {"init": "ppo", "hidden": 256, "card_embed": 32},
+            {"hidden": 256, "card_embed": 32},  # the network it starts from
+        ],
+    )
+    stages = config.stage_args(args)
+    assert [s.exp_name for s in stages] == ["chain-1", "named", "chain-3", "chain-4"]
+    assert [s.init for s in stages] == [
+        "",
+        "runs/chain-1/checkpoints/best.pt",
+        "ppo",
+        "runs/chain-3/checkpoints/latest.pt",
+    ]
+    assert all(not s.stages and not s.resume for s in stages)
+
+
+def test_flags_win_over_every_stage_but_the_chains_name_start_and_resume(tmp_path):
+    path = _write(tmp_path / "c.yaml", TOP, [{"seed": 3, "gamma": 0.9}, {"seed": 4, "exp_name": "own"}])
+    flags = {"seed": 7, "exp_name": "z", "init": "ppo", "hidden": 256, "card_embed": 32, "resume": "auto"}
+    args = config.load_args(str(path), flags)
+    first, second = config.stage_args(args)
+    assert (first.seed, second.seed, first.gamma, second.gamma) == (7, 7, 0.9, 0.995)
+    assert (first.exp_name, second.exp_name) == ("z-1", "own")  # a stage's own name stays its own
+    assert (first.init, second.init) == ("ppo", "runs/z-1/checkpoints/latest.pt")
+    assert (args.resume, first.resume, second.resume) == ("auto", "", "")
+
+
+BAD_LAST_STAGE = [
+    ({"gamma": 5.0}, "gamma must be a number from 0 to 1"),
+    ({"lerning_rate": 0.1}, "unknown training field.*'lerning_rate'"),
+    ({"init_from": "middle"}, "init_from must be one of latest, best"),
+    ({"init_from": "best"}, "init_from best needs stage 2's best.pt"),
+    ({"init_from": "latest", "init": "ppo"}, "init_from and init"),
+    ({"resume": "x.pt"}, "resume is not a stage's field"),
+    ({"stages": []}, "stages is not a stage's field"),
+    ({"hidden": 64}, "another network than stage 2's"),
+    ({"exp_name": "chain-1"}, "stage 1's folder"),
+    ({"baselines": "nobody"}, r"baselines: 'nobody' is not an agent"),  # prepare's, before stage 1 runs
+    ({"kl_anchor": "missing.pt", "kl_coef": 0.1}, "kl_anchor: 'missing.pt' is not a checkpoint file"),
+]
+
+
+@pytest.mark.parametrize("stage,message", BAD_LAST_STAGE, ids=[next(iter(s)) for s, _ in BAD_LAST_STAGE])
+def test_a_bad_field_in_the_last_stage_is_refused_before_any_run_folder_is_made(
+    tmp_path, monkeypatch, capsys, stage, message
+):
+    monkeypatch.chdir(tmp_path)
+    path = _write(tmp_path / "bad.yaml", TOP, [{}, {}, stage])
+    assert barbu(["train", "--config", str(path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("barbu train: error: ") and "stage 3 of 3" in err, err
+    assert re.search(message, err), err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_the_first_stage_has_no_previous_stage_to_start_from(tmp_path):
+    with pytest.raises(config.ConfigError, match="stage 1 of 2.*first stage has no previous stage"):
+        config.Args(**TOP, stages=[{"init_from": "best"}, {}])
+    with pytest.raises(config.ConfigError, match="stages must be a list of mappings"):
+        config.Args(**TOP, stages=[{}, 3])
+    with pytest.raises(ppo.ConfigError, match="chain of runs"):
+        ppo.Trainer(config.Args(**TOP, stages=[{}]))
+
+
+def test_a_staged_run_interrupted_resumes_its_first_unfinished_stage_and_ends_as_the_uninterrupted_chain(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    stages = [{}, {"total_decisions": 5000}]  # stage 2: two iterations
+    whole = ppo.train(config.load_args(str(_write(tmp_path / "w.yaml", TOP | {"exp_name": "w"}, stages))))
+    assert [s["iterations"] for s in whole["stages"]] == [1, 2]
+
+    update, calls = ppo.ppo_update, []
+
+    def interrupted(*a):  # Ctrl-C in stage 2's second update: its first iteration is saved
+        calls.append(update(*a))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return calls[-1]
+
+    monkeypatch.setattr(ppo, "ppo_update", interrupted)
+    cut = _write(tmp_path / "c.yaml", TOP | {"exp_name": "c"}, stages)
+    with pytest.raises(ppo.TrainingInterrupted, match=r"stage 2 of 2 \(c-2\): iteration 1 saved.*--resume auto") as e:
+        ppo.train(config.load_args(str(cut)))
+    assert e.value.path == Path("runs/c-2/checkpoints/latest.pt")
+    monkeypatch.setattr(ppo, "ppo_update", update)
+    first_stage = (tmp_path / "runs/c-1/checkpoints/latest.pt").read_bytes()
+
+    with pytest.raises(
+        config.ConfigError, match=r"not a checkpoint of the first unfinished stage, stage 2 of 2 \(c-2\)"
+    ):
+        ppo.plan_stages(config.load_args(str(cut), {"resume": "runs/c-1/checkpoints/latest.pt"}))
+    plan, first = ppo.plan_stages(config.load_args(str(cut), {"resume": "auto"}))
+    assert first == 1 and plan[1].resume == str(Path("runs/c-2/checkpoints/latest.pt"))
+
+    assert barbu(["train", "--config", str(cut), "--resume", "auto"]) == 0
+    assert "=== stage 1 of 2: c-1 (finished before this session)" in capsys.readouterr().out
+    assert (tmp_path / "runs/c-1/checkpoints/latest.pt").read_bytes() == first_stage  # not run again
+    assert _same(
+        _weights(tmp_path / "runs/c-2/checkpoints/latest.pt"), _weights(tmp_path / "runs/w-2/checkpoints/latest.pt")
+    )
+    done = json.loads((tmp_path / "runs/c-2/summary.json").read_text())
+    assert (done["iterations"], done["decisions"]) == (2, whole["decisions"])
+
+    again = ppo.train(config.load_args(str(cut), {"resume": "auto"}))  # all finished: nothing runs
+    assert [s["skipped"] for s in again["stages"]] == [True, True]
+
+
+def test_the_recipe_config_is_default_yaml_then_five_rounds_of_finetune_yaml():
+    stages = config.stage_args(config.load_args(str(ROOT / "configs/train/ppo-finetuned.yaml")))
+    default = config.load_args(str(ROOT / "configs/train/default.yaml"))
+    finetune = config.load_args(str(ROOT / "configs/train/finetune.yaml"))
+    assert stages[0] == dataclasses.replace(default, exp_name="ppo-finetuned-1")
+    # the model cards' commands: round 1 from ppo (stage 1's best.pt), then each from the last latest.pt
+    rounds = [
+        dict(init="runs/ppo-finetuned-1/checkpoints/best.pt"),
+        dict(init="runs/ppo-finetuned-2/checkpoints/latest.pt", eval_every=0),
+        *(
+            dict(
+                init=f"runs/ppo-finetuned-{k}/checkpoints/latest.pt",
+                eval_every=0,
+                total_decisions=100_000_000,
+                final_eval_games=0,
+            )
+            for k in (3, 4, 5)
+        ),
+    ]
+    for k, (stage, changes) in enumerate(zip(stages[1:], rounds, strict=True), 2):
+        assert stage == dataclasses.replace(finetune, exp_name=f"ppo-finetuned-{k}", **changes), k
+    shipped = torch.load(ROOT / "barbu_env/agents/pretrained/ppo-finetuned.pt", weights_only=True)["args"]
+    assert all(
+        shipped[k] == getattr(stages[-1], k) for k in shipped if k not in ("exp_name", "run_dir", "init", "progress")
+    )
+    ppo.plan_stages(config.load_args(str(ROOT / "configs/train/ppo-finetuned.yaml"), {"device": "cpu"}))

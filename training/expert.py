@@ -1,0 +1,323 @@
+"""Expert iteration: a network taught by the guided search, with soft targets.
+
+``python -m training.expert --student ppo-finetuned --games 96 --out runs/expert``
+
+The guided search (``pimc-ppo``: the student as every seat's rollout policy) plays better
+than the student where its rollouts can see what a decision leads to. This script moves
+that knowledge into the network, so that it plays without search (one forward pass per
+decision):
+
+1. **positions**: whole games on the batched engine with the student in every seat,
+   greedy (the positions it reaches itself). Every decision of the kinds where the
+   search and the policy disagree most is labelled — the declarer's contract, trump and
+   Domino rank, every doubling turn, the declarer's cards in Trumps and Domino — and a
+   share (``other_share``) of the rest;
+2. **labels**: for each labelled decision, the search's value of every legal action
+   (``PimcAgent.search`` without pruning: the mean settled score of the hand for the
+   player to act over ``worlds`` sampled deals, the contract's baseline subtracted when
+   declaring), all labelled decisions of a step searched in one batch;
+3. **soft targets**: ``target(a) ∝ policy(a) · exp((Q(a) − max Q) / temperature)``, the
+   student's own probabilities improved by the search's values (the KL-regularised
+   improvement step: the action distribution that maximises ``E[Q] − temperature ·
+   KL(· ‖ policy)``). Actions the search finds equal keep the policy's odds, an action
+   worth ``temperature`` points more gains a factor e. Not one-hot labels: imitating the
+   search's argmax made a worse player (``experiments/README.md``, ``distill.py``);
+4. **fit**: from the student's weights, minimise ``KL(target ‖ network)`` on the labelled
+   decisions, and keep the value head where it was (its outputs at collection are its
+   targets), with the last ``holdout`` share of each worker's games kept aside to report
+   agreement and KL before and after, by decision kind.
+
+The result, ``<out>/expert.pt``, is a checkpoint like the trainer's: playable as
+``barbu eval --agents <out>/expert.pt,pimc,pimc,pimc``, and the ``init`` and
+``kl_anchor`` of the PPO stage that follows (``experiments/configs/expert-ppo.yaml``: PPO with a
+small KL term toward the distilled policy). ``<out>/summary.json`` has the arguments,
+the label counts and timings, and the figures by decision kind. Labels are saved in
+``<out>/labels.npz`` and reused by ``--labels`` (a fit with other settings needs no new
+search). Label collection runs in ``workers`` processes, each its own games and seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import multiprocessing as mp
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from barbu_env.actions import NUM_ACTIONS
+from barbu_env.agents import make_agent
+from barbu_env.agents.pimc import PimcAgent
+from barbu_env.agents.pretrained import checkpoint_path
+from barbu_env.constants import Contract, Phase
+from barbu_env.driver import play
+from barbu_env.observation import OFFSETS
+from barbu_env.vector import VectorBarbu
+from models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
+from training.config import add_field_flags
+
+
+@dataclass
+class ExpertArgs:
+    """An expert-iteration run's settings (each is a ``--field`` flag)."""
+
+    student: str = "ppo-finetuned"
+    """The network that plays the games and is taught: a shipped policy's name or a checkpoint path."""
+    searcher: str = "pimc-ppo"
+    """The search whose action values are the labels (an agent spec of a ``pimc``; by default the guided
+    search with the shipped ``ppo-finetuned`` as its rollout policy: give ``pimc-ppo:rollout=PATH`` for
+    another student)."""
+    worlds: int = 32
+    """Sampled deals per labelled decision."""
+    rules: str = "standard"
+    """Rules preset of the games."""
+    games: int = 96
+    """Whole games played (spread over the workers)."""
+    other_share: float = 0.05
+    """Share of the other decisions with a choice (defenders' cards, the declarer's cards in the five
+    negative contracts) that are labelled too."""
+    temperature: float = 4.0
+    """Points of search value per factor e of the target's odds."""
+    workers: int = 2
+    """Label-collecting processes (one per core)."""
+    games_per_batch: int = 16
+    """Games each worker steps together (the search labels all their decisions of a step at once)."""
+    epochs: int = 4
+    """Passes over the labels in the fit."""
+    minibatch_size: int = 256
+    """Labels per gradient step."""
+    learning_rate: float = 5e-5
+    """Adam learning rate (constant)."""
+    value_coef: float = 0.5
+    """Weight of the value head's squared error to its own outputs at collection."""
+    max_grad_norm: float = 0.5
+    """Gradient norm clip."""
+    holdout: float = 0.1
+    """Share of each worker's games (the last ones) kept out of the fit, to measure it."""
+    seed: int = 1
+    """Seed of the games, the search's and the fit's generators."""
+    labels: str = ""
+    """Labels saved by an earlier run (``labels.npz``): fit on them instead of searching anew."""
+    out: str = "runs/expert"
+    """Folder of the result (``expert.pt``, ``labels.npz``, ``summary.json``)."""
+    torch_threads: int = 2
+    """Threads of the fit."""
+
+
+KINDS = ("declare", "trump", "domino rank", "double", "card", "domino")  # decision kind by phase
+_PHASE = slice(*OFFSETS["phase"][:2])
+_CONTRACT = slice(*OFFSETS["contract"][:2])
+_DECLARER = slice(*OFFSETS["declarer"][:2])
+
+
+def decision_kind(obs: np.ndarray) -> np.ndarray:
+    """The phase (``Phase`` value) each observation's decision belongs to."""
+    return obs[:, _PHASE].argmax(axis=1)
+
+
+def always_labelled(obs: np.ndarray) -> np.ndarray:
+    """Which decisions (bool [B]) are labelled every time: the declarer's choices of contract,
+    trump and Domino rank, doubling, and the declarer's own cards in Trumps and Domino (the
+    observation is the acting seat's: seat 0 of its ``declarer`` row is the player to act)."""
+    phase = decision_kind(obs)
+    contract = obs[:, _CONTRACT].argmax(axis=1)
+    declaring = obs[:, _DECLARER][:, 0] > 0.5
+    choice = np.isin(phase, [Phase.DECLARE, Phase.TRUMP, Phase.DOMINO_RANK, Phase.DOUBLE])
+    declarer_play = declaring & (((phase == Phase.TRICKS) & (contract == Contract.TRUMPS)) | (phase == Phase.DOMINO))
+    return choice | declarer_play
+
+
+def soft_targets(probs: np.ndarray, values: np.ndarray, masks: np.ndarray, temperature: float) -> np.ndarray:
+    """``target ∝ probs · exp((values − max) / temperature)`` over each row's legal actions
+    (float32 [B, 85], 0 off the mask; ``values`` NaN off the mask).
+
+    >>> p = np.zeros((1, 85)); p[0, [1, 2]] = 0.5
+    >>> q = np.full((1, 85), np.nan); q[0, [1, 2]] = [0.0, 4.0]
+    >>> m = ~np.isnan(q)
+    >>> t = soft_targets(p, q, m, 4.0); round(float(t[0, 2] / t[0, 1]), 3)
+    2.718
+    """
+    q = np.where(masks, values, -np.inf)
+    q = q - q.max(axis=1, keepdims=True)
+    weights = np.where(masks, np.maximum(probs, 1e-6) * np.exp(q / temperature), 0.0)
+    return (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+# --- labels -------------------------------------------------------------------------
+
+
+def collect(job: tuple[str, ExpertArgs, int, int]) -> dict[str, np.ndarray]:
+    """One worker's labels: ``games`` whole games with the student (the checkpoint at the
+    job's path) greedy in every seat, seeded by the job's seed. Returns, for each labelled
+    decision, ``obs``, ``masks``, ``values`` (float32 [85], the search's action values,
+    NaN off the mask), ``probs`` and ``value`` (the student's action probabilities and
+    value estimate) and ``game`` (the game's number in the worker)."""
+    path, args, games, seed = job
+    torch.set_num_threads(1)
+    model, _ = load_checkpoint(path)
+    searcher = make_agent(args.searcher, seed=seed, rules=args.rules, worlds=args.worlds)
+    if not isinstance(searcher, PimcAgent):
+        raise ValueError(f"expert: the searcher {args.searcher!r} is not a pimc search")
+    rng = np.random.default_rng(seed)
+    out: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "masks", "values", "probs", "value", "game")}
+    done_games = 0
+
+    def decide(rows: np.ndarray, obs: np.ndarray, masks: np.ndarray, _seats: np.ndarray) -> np.ndarray:
+        masks = masks.view(bool)
+        with torch.no_grad():
+            o = torch.as_tensor(obs)
+            logits, value = model(o)
+            probs = MaskedCategorical(logits, torch.as_tensor(masks)).probs.numpy()
+        pick = always_labelled(obs) | (rng.random(len(rows)) < args.other_share)
+        if pick.any():
+            sel = np.flatnonzero(pick)
+            values = np.full((len(sel), NUM_ACTIONS), np.nan, dtype=np.float32)
+            for j, (legal, v) in searcher.search(obs[sel], masks[sel], prune=False).items():
+                values[j, legal] = v
+            out["obs"].append(obs[sel].copy())
+            out["masks"].append(masks[sel].copy())
+            out["values"].append(values)
+            out["probs"].append(probs[sel])
+            out["value"].append(value.numpy()[sel])
+            out["game"].append(done_games + rows[sel])
+        return probs.argmax(axis=1).astype(np.int64)  # greedy: the driver asks only decisions with a choice
+
+    while done_games < games:
+        size = min(args.games_per_batch, games - done_games)
+        env = VectorBarbu(size, args.rules, seed=int(rng.integers(2**31)))
+        play(env, decide, start=env.reset(), ask_forced=False)
+        done_games += size
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def label(path: str, args: ExpertArgs) -> dict[str, np.ndarray]:
+    """Labels from ``args.workers`` processes; ``holdout`` marks the last share of each
+    worker's games."""
+    share = [args.games // args.workers + (w < args.games % args.workers) for w in range(args.workers)]
+    jobs = [(path, args, n, args.seed * 1000 + w) for w, n in enumerate(share) if n]
+    if len(jobs) == 1:
+        parts = [collect(jobs[0])]
+    else:
+        with mp.get_context("fork").Pool(len(jobs)) as pool:
+            parts = pool.map(collect, jobs)
+    for part, (_p, _a, n, _s) in zip(parts, jobs):
+        part["holdout"] = part.pop("game") >= n - max(1, round(n * args.holdout))
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+# --- fit ----------------------------------------------------------------------------
+
+
+def measure(model: BarbuActorCritic, data: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
+    """By decision kind (and ``all``): the number of decisions, the share where the
+    model's most likely action is the search's best, and the mean ``KL(target ‖ model)``."""
+    with torch.no_grad():
+        logits, _ = model(torch.as_tensor(data["obs"]))
+        dist = MaskedCategorical(logits, torch.as_tensor(data["masks"]))
+        log_p = torch.log_softmax(dist.logits, dim=-1).numpy()
+    target = data["target"]
+    kl = np.where(target > 0, target * (np.log(np.maximum(target, 1e-12)) - log_p), 0.0).sum(axis=1)
+    best = np.nanargmax(np.where(data["masks"], data["values"], np.nan), axis=1)
+    same = log_p.argmax(axis=1) == best
+    kinds = decision_kind(data["obs"])
+    result = {}
+    for name, rows in [("all", np.ones(len(kinds), bool))] + [
+        (KINDS[p], kinds == p) for p in Phase if p != Phase.GAME_OVER
+    ]:
+        if rows.any():
+            result[name] = {
+                "decisions": int(rows.sum()),
+                "agreement": round(float(same[rows].mean()), 4),
+                "kl": round(float(kl[rows].mean()), 4),
+            }
+    return result
+
+
+def fit(model: BarbuActorCritic, data: dict[str, np.ndarray], args: ExpertArgs, gen: torch.Generator) -> float:
+    """``epochs`` passes of ``KL(target ‖ network)`` plus the value head's squared error
+    to its outputs at collection; returns the last epoch's mean loss."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
+    obs, masks = torch.as_tensor(data["obs"]), torch.as_tensor(data["masks"])
+    target, value0 = torch.as_tensor(data["target"]), torch.as_tensor(data["value"])
+    model.train()
+    losses: list[float] = []
+    for _epoch in range(args.epochs):
+        perm = torch.randperm(len(obs), generator=gen)
+        losses = []
+        for lo in range(0, len(obs), args.minibatch_size):
+            idx = perm[lo : lo + args.minibatch_size]
+            logits, value = model(obs[idx])
+            log_p = torch.log_softmax(MaskedCategorical(logits, masks[idx]).logits, dim=-1)
+            t = target[idx]
+            policy_loss = -(t * torch.where(t > 0, log_p, torch.zeros_like(log_p))).sum(dim=1).mean()
+            loss = policy_loss + args.value_coef * ((value - value0[idx]) ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+            optimizer.step()
+            losses.append(loss.item())
+    model.eval()
+    return float(np.mean(losses))
+
+
+def run(args: ExpertArgs) -> dict:
+    """Label (or load ``args.labels``), fit, save ``expert.pt``, ``labels.npz`` and
+    ``summary.json`` in ``args.out``; returns the summary."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(args.torch_threads)
+    gen = torch.Generator().manual_seed(args.seed)
+    path = str(checkpoint_path(args.student))
+    model, _ = load_checkpoint(path)
+    start = time.time()
+    if args.labels:
+        with np.load(args.labels) as saved:
+            data = {k: saved[k] for k in saved.files}
+    else:
+        data = label(path, args)
+        np.savez_compressed(out / "labels.npz", **data)
+    label_seconds = time.time() - start
+    data["target"] = soft_targets(data["probs"], data["values"], data["masks"], args.temperature)
+    keep = ~data.pop("holdout")
+    train = {k: v[keep] for k, v in data.items()}
+    held = {k: v[~keep] for k, v in data.items()}
+    before = measure(model, held)
+    t0 = time.time()
+    loss = fit(model, train, args, gen)
+    fit_seconds = time.time() - t0
+    after = measure(model, held)
+    summary = {
+        "args": dataclasses.asdict(args),
+        "labels": int(len(data["obs"])),
+        "train": int(keep.sum()),
+        "holdout": int((~keep).sum()),
+        "label_seconds": round(label_seconds, 1),
+        "fit_seconds": round(fit_seconds, 1),
+        "loss": round(loss, 4),
+        "holdout_before": before,
+        "holdout_after": after,
+    }
+    save_checkpoint(out / "expert.pt", model, expert_config=dataclasses.asdict(args), expert_summary=summary)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.expert", description=__doc__.split("\n\n")[0])
+    args = ExpertArgs(**vars(add_field_flags(parser, ExpertArgs).parse_args(argv)))
+    summary = run(args)
+    b, a = summary["holdout_before"]["all"], summary["holdout_after"]["all"]
+    print(
+        f"{summary['labels']} labels ({summary['label_seconds']:.0f} s), fit {summary['fit_seconds']:.0f} s; "
+        f"held-out agreement with the search {b['agreement']:.3f} -> {a['agreement']:.3f}, "
+        f"KL(target || network) {b['kl']:.4f} -> {a['kl']:.4f}; wrote {Path(args.out) / 'expert.pt'}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
