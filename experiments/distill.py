@@ -48,10 +48,10 @@ from barbu_env.agents import ask, make_agent
 from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.constants import Phase
 from barbu_env.driver import play
-from barbu_env.observation import OFFSETS
 from barbu_env.vector import VectorBarbu
 from models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
 from training.config import add_field_flags
+from training.expert import KINDS, decision_kind
 from training.policy_agent import PolicyAgent
 
 
@@ -91,15 +91,6 @@ class DistillArgs:
     """Folder of the result (``distilled.pt``, ``summary.json``)."""
     torch_threads: int = 2
     """Threads of the fit."""
-
-
-KINDS = ("declare", "trump", "domino rank", "double", "card", "domino")  # decision kind by phase
-_PHASE = slice(*OFFSETS["phase"][:2])
-
-
-def decision_kind(obs: np.ndarray) -> np.ndarray:
-    """The phase (``Phase`` value) each observation's decision belongs to."""
-    return obs[:, _PHASE].argmax(axis=1)
 
 
 # --- labels -------------------------------------------------------------------------

@@ -136,8 +136,7 @@ class PimcAgent(Agent):
             if not hasattr(self.prior_agent, "probs_batch"):
                 raise ValueError(f"pimc: the prior {prior!r} gives no action probabilities (a trained policy does)")
         self.name = "pimc" if (worlds, rollout) == (DEFAULT_WORLDS, "heuristic") else f"pimc{worlds}-{rollout}"
-        if prior is not None:
-            self.name = f"pimc{worlds}-{rollout}-prior"
+        self.name += "" if prior is None else "-prior"
         self.batch_key: Hashable = (
             "pimc",
             self.rules,
