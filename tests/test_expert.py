@@ -1,0 +1,114 @@
+"""Expert iteration (``training.expert``): which decisions are labelled, the soft targets,
+labels collected from real games, and a fit from saved labels that moves the network
+toward the targets and saves a playable checkpoint."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from test_pimc import random_positions  # noqa: E402
+
+from barbu_env.agents import make_agent  # noqa: E402
+from barbu_env.agents.pretrained import checkpoint_path  # noqa: E402
+from barbu_env.constants import Contract, Phase  # noqa: E402
+from barbu_env.observation import decode  # noqa: E402
+from barbu_env.rules import load_rules  # noqa: E402
+from models.policy import MaskedCategorical, load_checkpoint  # noqa: E402
+from training.expert import ExpertArgs, always_labelled, collect, measure, run, soft_targets  # noqa: E402
+
+RULES = load_rules("standard")
+
+
+@pytest.fixture(scope="module")
+def positions():
+    obs, masks = random_positions(RULES, games=3, every=7, seed=11)
+    choice = masks.sum(axis=1) > 1
+    return obs[choice], masks[choice].astype(bool)
+
+
+def test_declarer_choices_doubles_and_declarer_trumps_play_are_always_labelled(positions):
+    obs, _masks = positions
+    d = decode(obs)
+    phase = d["phase"].argmax(axis=1)
+    contract = d["contract"].argmax(axis=1)
+    declaring = d["declarer"][:, 0] > 0.5
+    labelled = always_labelled(obs)
+    choices = np.isin(phase, [Phase.DECLARE, Phase.TRUMP, Phase.DOMINO_RANK, Phase.DOUBLE])
+    trumps_declarer = (phase == Phase.TRICKS) & (contract == Contract.TRUMPS) & declaring
+    other_play = (phase == Phase.TRICKS) & ~trumps_declarer
+    assert choices.any() and other_play.any()
+    assert labelled[choices].all()
+    assert labelled[trumps_declarer].all()
+    assert not labelled[other_play].any()  # the defenders' cards, and every card outside Trumps
+
+
+def test_soft_targets_keep_the_policy_where_the_search_is_indifferent_and_favour_better_actions():
+    probs = np.zeros((2, 85), np.float32)
+    probs[:, [3, 7, 9]] = [0.6, 0.3, 0.1]
+    masks = probs > 0
+    values = np.full((2, 85), np.nan, np.float32)
+    values[0, [3, 7, 9]] = [5.0, 5.0, 5.0]
+    values[1, [3, 7, 9]] = [0.0, 20.0, 0.0]
+    t = soft_targets(probs, values, masks, temperature=4.0)
+    assert np.allclose(t.sum(axis=1), 1.0)
+    assert (t[~masks] == 0).all()
+    assert np.allclose(t[0], probs[0], atol=1e-6)  # equal values: the policy's own odds
+    assert t[1, 7] > 0.9 and np.isclose(t[1, 3] / t[1, 9], 6.0)  # +20 at τ=4 is a factor e^5
+    cold = soft_targets(probs, values, masks, temperature=1e6)
+    assert np.allclose(cold[1], probs[1], atol=1e-4)  # a huge temperature leaves the policy
+
+
+def test_collected_labels_are_the_search_values_of_exactly_the_legal_actions():
+    args = ExpertArgs(student="ppo-finetuned", searcher="pimc", worlds=2, games=1, other_share=0.0, games_per_batch=1)
+    data = collect((str(checkpoint_path("ppo-finetuned")), args, 1, 7))
+    n = len(data["obs"])
+    assert n > 24  # at least the 24 declarations with a choice, with doubles and the declarer's Trumps cards
+    assert always_labelled(data["obs"]).all()  # other_share 0: only the kinds always labelled
+    assert (np.isfinite(data["values"]) == data["masks"]).all()
+    assert (data["masks"].sum(axis=1) > 1).all()  # forced decisions are never asked
+    assert np.allclose(data["probs"].sum(axis=1), 1.0, atol=1e-5)
+    assert (data["probs"][~data["masks"]] == 0).all()
+    phases = decode(data["obs"])["phase"].argmax(axis=1)
+    assert (phases == Phase.DECLARE).sum() == 24  # each player's seventh contract is forced
+    assert (data["game"] == 0).all()
+
+
+def test_a_fit_from_saved_labels_moves_the_network_toward_the_targets(positions, tmp_path):
+    obs, masks = positions
+    model, _ = load_checkpoint(checkpoint_path("ppo-finetuned"))
+    with torch.no_grad():
+        logits, value = model(torch.as_tensor(obs))
+        probs = MaskedCategorical(logits, torch.as_tensor(masks)).probs.numpy()
+    rng = np.random.default_rng(0)
+    values = np.where(masks, rng.normal(0.0, 30.0, masks.shape), np.nan).astype(np.float32)
+    # every decision twice: once to fit, once held out, so the held-out KL must fall
+    labels = {
+        "obs": np.concatenate([obs, obs]),
+        "masks": np.concatenate([masks, masks]),
+        "values": np.concatenate([values, values]),
+        "probs": np.concatenate([probs, probs]),
+        "value": np.concatenate([value.numpy(), value.numpy()]),
+        "holdout": np.repeat([False, True], len(obs)),
+    }
+    np.savez_compressed(tmp_path / "labels.npz", **labels)
+    args = ExpertArgs(labels=str(tmp_path / "labels.npz"), epochs=3, learning_rate=1e-3, minibatch_size=64, out=str(tmp_path / "out"))
+    summary = run(args)
+    before, after = summary["holdout_before"]["all"], summary["holdout_after"]["all"]
+    assert summary["labels"] == 2 * len(obs) and summary["holdout"] == len(obs)
+    assert after["kl"] < 0.7 * before["kl"]
+    assert after["agreement"] > before["agreement"]
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["holdout_after"] == summary["holdout_after"]
+    # the saved network is what was measured, and it plays as an agent
+    saved, extra = load_checkpoint(tmp_path / "out" / "expert.pt")
+    held = {k: v[len(obs) :] for k, v in labels.items()} | {
+        "target": soft_targets(probs, values, masks, args.temperature)
+    }
+    assert measure(saved, held)["all"] == after
+    assert extra["expert_config"]["labels"] == args.labels
+    agent = make_agent(str(tmp_path / "out" / "expert.pt"))
+    assert masks[np.arange(len(obs)), agent.act_batch(obs, masks)].all()
