@@ -36,6 +36,16 @@ contract choices subtract the contract's average (default true), ``device`` wher
 rollout policy that takes one (a trained checkpoint) computes (its own default, the CPU,
 unless given: ``"pimc:rollout=runs/x/best.pt,device=cuda"``; ``barbu eval --device``
 sets it), ``seed``.
+
+The guided search, ``pimc-ppo`` (``guided_pimc``), adds a *prior*: a trained policy
+(``prior``; ``pimc-ppo`` uses its rollout policy, ``ppo-finetuned`` by default). A
+decision whose most likely legal action has probability ``certain`` (0.95) or more is
+answered by the prior without search (``certain=1`` searches every decision); the
+others search only the prior's most likely actions until together they have ``cover``
+(0.95) of its probability, and at least two (``prior_actions``), except the declarer's
+contract, trump and Domino rank (``FULL_SEARCH_PHASES``), searched in full. One prior
+call per step answers every game's decision. ``search`` returns the searched actions and
+their values for each row.
 """
 
 from __future__ import annotations
