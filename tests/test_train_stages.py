@@ -2,7 +2,9 @@
 the previous one's checkpoint, named after the chain; every stage is checked before the
 first one runs; the command line's flags win over every stage but for the chain's own
 fields; ``--resume auto`` skips the finished stages and resumes the first unfinished one
-exactly; ``configs/train/ppo-finetuned.yaml`` is the recipe of the shipped network."""
+exactly; a stage may make its network by expert iteration, and the next one starts from
+and is anchored to it; ``configs/train/ppo-finetuned.yaml`` and ``ppo-expert.yaml`` are the
+recipes of the shipped networks."""
 
 from __future__ import annotations
 
@@ -108,6 +110,11 @@ BAD_LAST_STAGE = [
     ({"exp_name": "chain-1"}, "stage 1's folder"),
     ({"baselines": "nobody"}, r"baselines: 'nobody' is not an agent"),  # prepare's, before stage 1 runs
     ({"kl_anchor": "missing.pt", "kl_coef": 0.1}, "kl_anchor: 'missing.pt' is not a checkpoint file"),
+    ({"expert": {"wrlds": 8}}, "unknown expert-iteration field 'wrlds'"),
+    ({"expert": {"seed": 8}}, "expert: 'seed' is the run's seed"),
+    ({"expert": {"worlds": 0}}, "expert: worlds must be an integer from 1 to 4096"),
+    ({"expert": ["worlds", 8]}, "expert must be empty, or a mapping of expert-iteration fields"),
+    ({"expert": {"games": 1}}, "expert: games 1 over workers 1 with holdout 0.1 leave a worker no game to fit on"),
 ]
 
 
@@ -122,6 +129,55 @@ def test_a_bad_field_in_the_last_stage_is_refused_before_any_run_folder_is_made(
     assert len(err.splitlines()) == 1 and err.startswith("barbu train: error: ") and "stage 3 of 3" in err, err
     assert re.search(message, err), err
     assert not (tmp_path / "runs").exists()
+
+
+def test_expert_iteration_is_a_stages_own_field_with_a_network_to_teach():
+    with pytest.raises(config.ConfigError, match="expert is a stage's field"):
+        config.Args(**TOP, expert={"worlds": 2}, stages=[{}, {}])
+    with pytest.raises(config.ConfigError, match="expert needs an init"):
+        config.Args(**TOP, expert={"worlds": 2})
+    with pytest.raises(config.ConfigError, match="kl_anchor init needs an init"):
+        config.Args(**TOP, kl_anchor="init", kl_coef=0.1)
+    with pytest.raises(config.ConfigError, match="stage 2 of 2.*init_from: stage 1 makes one network by expert"):
+        config.Args(**TOP, init="ppo", stages=[{"expert": {"worlds": 2}}, {"init_from": "latest"}])
+
+
+def test_an_expert_stage_teaches_the_previous_network_and_the_next_stage_starts_from_and_is_pulled_toward_it(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    started = []  # the PPO stages' weights and anchors when they start
+    run = ppo.Trainer.run
+
+    def recording(self):
+        def copy(net):
+            return None if net is None else {k: v.clone() for k, v in net.state_dict().items()}
+
+        started.append((self.args, copy(self.model), copy(self.anchor)))
+        return run(self)
+
+    monkeypatch.setattr(ppo.Trainer, "run", recording)
+    teach = {"worlds": 2, "games": 2, "games_per_batch": 2, "other_share": 0.0}  # one game fitted, one held out
+    stages = [{}, {"expert": teach}, {"kl_anchor": "init", "kl_coef": 0.5}]
+    path = _write(tmp_path / "e.yaml", TOP | {"exp_name": "e"}, stages)
+    assert barbu(["train", "--config", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"=== stage 2 of 3: e-2\nexpert iteration: \d+ labels", out), out
+
+    summary = json.loads((tmp_path / "runs/e-2/summary.json").read_text())
+    assert summary["expert"] and summary["labels"] > 24  # every declaration with a choice, at least
+    assert summary["args"]["student"] == str(Path("runs/e-1/checkpoints/latest.pt"))
+    assert summary["args"]["searcher"] == f"pimc-ppo:rollout={Path('runs/e-1/checkpoints/latest.pt')}"
+    assert (summary["args"]["seed"], summary["args"]["worlds"], summary["args"]["workers"]) == (1, 2, 1)
+    taught = _weights(tmp_path / "runs/e-2/expert.pt")
+    assert not _same(taught, _weights(tmp_path / "runs/e-1/checkpoints/latest.pt"))  # the fit moved it
+
+    (a1, _, anchor1), (a3, w3, anchor3) = started  # stage 2 is no PPO run
+    assert anchor1 is None and a3.init == str(Path("runs/e-2/expert.pt"))
+    assert _same(w3, taught) and _same(anchor3, taught)
+
+    again = ppo.train(config.load_args(str(path), {"resume": "auto"}))  # all finished: nothing runs
+    assert [s["skipped"] for s in again["stages"]] == [True, True, True] and again["stages"][1]["expert"]
 
 
 def test_the_first_stage_has_no_previous_stage_to_start_from(tmp_path):
@@ -203,3 +259,19 @@ def test_the_recipe_config_is_default_yaml_then_five_rounds_of_finetune_yaml():
         shipped[k] == getattr(stages[-1], k) for k in shipped if k not in ("exp_name", "run_dir", "init", "progress")
     )
     ppo.plan_stages(config.load_args(str(ROOT / "configs/train/ppo-finetuned.yaml"), {"device": "cpu"}))
+
+
+def test_the_expert_recipe_config_teaches_ppo_finetuned_then_runs_finetune_yaml_anchored_to_the_result():
+    first, second = config.stage_args(config.load_args(str(ROOT / "configs/train/ppo-expert.yaml")))
+    from training.expert import ExpertArgs, stage_expert_args
+
+    # the model card's step 1 (python -m training.expert --worlds 16 --games 160), with the searcher spelled out
+    assert dataclasses.replace(stage_expert_args(first), searcher="pimc-ppo", out="runs/expert1") == ExpertArgs(
+        worlds=16, games=160, out="runs/expert1"
+    )
+    # step 2: experiments/configs/expert-ppo.yaml from step 1's network, 20M decisions
+    step2 = config.load_args(
+        str(ROOT / "experiments/configs/expert-ppo.yaml"),
+        {"init": "runs/ppo-expert-1/expert.pt", "kl_anchor": "init", "total_decisions": 20_000_000},
+    )
+    assert second == dataclasses.replace(step2, exp_name="ppo-expert-2", seed=1)

@@ -63,7 +63,7 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class Valid:
     """The values a field takes: ``kind`` (``int``, ``float``, ``bool``, ``str`` or ``list``,
-    a list of mappings: ``stages``); numbers
+    a list of mappings: ``stages``; or ``expert``, a mapping of expert-iteration fields); numbers
     from ``low`` to ``high`` (``low`` itself excluded if ``above``; no ``high``: any finite
     number), text one of ``choices`` or as ``text`` says (checked by ``prepare`` where that
     needs the machine or the files)."""
@@ -81,7 +81,7 @@ class Valid:
             return "true or false"
         if self.kind == "str":
             return self.text or "one of " + ", ".join(self.choices)
-        if self.kind == "list":
+        if self.kind in ("list", "expert"):
             return self.text
         if self.kind == "int":
             return f"an integer from {_number(self.low)} to {_number(self.high)}"
@@ -101,6 +101,8 @@ class Valid:
             if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
                 raise ConfigError(f"{name} must be {self.describe()}, not {_show(value)}")
             return [dict(item) for item in value]
+        if self.kind == "expert":
+            return _expert_fields(name, value)
         ok = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}[self.kind]
         if not isinstance(value, ok) or (self.kind != "bool" and isinstance(value, bool)):
             raise ConfigError(f"{name} must be {self.describe()}, not {_show(value)}")
@@ -117,6 +119,25 @@ class Valid:
         if self.choices and value not in self.choices:
             raise ConfigError(f"{name} must be {self.describe()}, not {_show(value)}")
         return value
+
+
+def _expert_fields(name: str, value: Any) -> dict:
+    """``value``, an ``expert`` mapping, copied, each field checked as ``ExpertArgs`` checks
+    it; a ConfigError naming the field otherwise (an ``ExpertArgs`` field the run sets
+    itself, from its own ``init``, ``seed``, ..., is refused)."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{name} must be {VALID[name].describe()}, not {_show(value)}")
+    if not value:
+        return {}
+    from training.expert import EXPERT_VALID, FROM_THE_RUN
+
+    for key, item in value.items():
+        if key in FROM_THE_RUN:
+            raise ConfigError(f"{name}: {_show(key)} is the run's {FROM_THE_RUN[key]}, not a field of {name}")
+        if key not in EXPERT_VALID:
+            raise ConfigError(f"{name}: unknown expert-iteration field {_show(key)} (training.expert.ExpertArgs)")
+        EXPERT_VALID[key].check(f"{name}: {key}", item)
+    return {key: EXPERT_VALID[key].check(key, item) for key, item in value.items()}
 
 
 def _number(x: float | None) -> str:
@@ -164,6 +185,9 @@ VALID: dict[str, Valid] = {
     "resume": Valid("str", text="empty, auto (the run's own latest.pt), or a checkpoint file"),
     "init": Valid("str", text="empty, a shipped policy (ppo, ppo-finetuned) or a checkpoint file"),
     "stages": Valid("list", text="a list of mappings of training fields (and init_from), or empty"),
+    "expert": Valid(
+        "expert", text="empty, or a mapping of expert-iteration fields (training.expert.ExpertArgs: worlds, games, ...)"
+    ),
     "num_games": _int(1, 16_384),
     "episode": Valid("str", choices=("game", "round", "hand")),
     "num_workers": _int(1, 1024),
@@ -185,7 +209,9 @@ VALID: dict[str, Valid] = {
     "max_grad_norm": _num(0, above=True),
     "norm_adv": _BOOL,
     "target_kl": _num(0),
-    "kl_anchor": Valid("str", text="empty, a shipped policy (ppo, ppo-finetuned) or a checkpoint file"),
+    "kl_anchor": Valid(
+        "str", text="empty, init (the checkpoint init names), a shipped policy (ppo, ppo-finetuned) or a checkpoint file"
+    ),
     "kl_coef": _num(0, 10**6),
     "hidden": _int(1, 8192),
     "layers": _int(1, 64),
@@ -254,6 +280,15 @@ class Args:
     and ``resume``: ``--resume auto`` skips the stages that finished (a ``summary.json``
     in their folder) and resumes the first that did not from its ``latest.pt``.
     Valid: a list of mappings of training fields (and init_from), or empty."""
+    expert: dict = dataclasses.field(default_factory=dict)
+    """Make this run's network by expert iteration (``training.expert``) instead of PPO:
+    the ``ExpertArgs`` fields to set (``worlds``, ``games``, ``temperature``, ...; config
+    files only). ``init`` is the student; the searcher is ``pimc-ppo`` with the student as
+    its rollout policy and prior unless the mapping names one; ``seed``, ``num_workers``,
+    ``rules`` and ``torch_threads`` are the run's; the result is ``expert.pt`` in the run
+    folder, which the next stage of a chain starts from. A stage's own field, not the top
+    level's of a chain. Valid: empty, or a mapping of expert-iteration fields
+    (training.expert.ExpertArgs: worlds, games, ...)."""
 
     # --- rollouts ---
     num_games: int = 512
@@ -322,8 +357,10 @@ class Args:
     ``ppo-finetuned``; empty: none): its network, frozen, on the run's device, gives the
     masked action distribution of each minibatch's observations, and the loss adds
     ``kl_coef`` times the mean KL(anchor || policy) over the legal actions (logged as
-    ``losses/kl_anchor``; not during the warm start). Its network shape may differ from
-    the run's. Valid: empty, a shipped policy (ppo, ppo-finetuned) or a checkpoint file."""
+    ``losses/kl_anchor``; not during the warm start). ``init``: the checkpoint ``init``
+    names (in a chain, the previous stage's). Its network shape may differ from the run's.
+    Valid: empty, init (the checkpoint init names), a shipped policy (ppo, ppo-finetuned) or
+    a checkpoint file."""
     kl_coef: float = 0.0
     """Weight of the KL term toward ``kl_anchor`` (0: no term, the update exactly as
     without an anchor; above 0 needs an anchor). Valid: a number from 0 to 1,000,000."""
@@ -426,6 +463,11 @@ class Args:
             raise ConfigError(
                 f"kl_coef {self.kl_coef:g} needs a kl_anchor to pull toward (a checkpoint or shipped policy)"
             )
+        if self.stages and self.expert:
+            raise ConfigError("expert is a stage's field: put it in the stage that makes its network by expert iteration")
+        if not self.stages and not self.init and (self.expert or self.kl_anchor == "init"):
+            field = "expert" if self.expert else "kl_anchor init"
+            raise ConfigError(f"{field} needs an init: the network to {'teach' if self.expert else 'pull toward'}")
         if self.stages:
             stage_args(self)  # every stage checked now, not when the chain reaches it
 
@@ -498,16 +540,18 @@ INIT_FROM = ("latest", "best")
 
 def stage_args(args: Args) -> list[Args]:
     """The ``Args`` of each of ``args.stages``, in order: the top level's fields (but
-    ``stages`` and ``resume``, the chain's), then the stage's own; stage k named
-    ``<exp_name>-<k>`` unless it names itself; each stage after the first starting from
-    the previous stage's ``checkpoints/latest.pt`` (``init_from: best``: ``best.pt``)
-    unless it names its own ``init``. A ConfigError naming the stage and the field
-    otherwise: a field Args does not have, a bad value, ``resume`` or ``stages`` in a
-    stage, ``init_from`` on the first stage or with an ``init``, a ``best.pt`` the
-    previous stage will not write (no periodic evaluations), a network shape other than
-    the previous stage's (but for a privileged critic added), two stages in one folder."""
+    ``stages`` and ``resume``, the chain's, and ``expert``, a stage's own), then the
+    stage's own; stage k named ``<exp_name>-<k>`` unless it names itself; each stage after
+    the first starting from the previous stage's ``checkpoints/latest.pt`` (``init_from:
+    best``: ``best.pt``; after a stage of expert iteration, its ``expert.pt``:
+    ``stage_checkpoint``) unless it names its own ``init``. A ConfigError naming the stage
+    and the field otherwise: a field Args does not have, a bad value, ``resume`` or
+    ``stages`` in a stage, ``init_from`` on the first stage, with an ``init`` or after a
+    stage of expert iteration, a ``best.pt`` the previous stage will not write (no
+    periodic evaluations), a network shape other than the previous stage's (but for a
+    privileged critic added), two stages in one folder."""
     known = {f.name for f in dataclasses.fields(Args)}
-    base = {f.name: getattr(args, f.name) for f in dataclasses.fields(Args) if f.name not in ("stages", "resume")}
+    base = {f.name: getattr(args, f.name) for f in dataclasses.fields(Args) if f.name not in ("stages", "resume", "expert")}
     out: list[Args] = []
     folders: dict[Path, int] = {}
     n = len(args.stages)
@@ -535,7 +579,9 @@ def stage_args(args: Args) -> list[Args]:
         chained = k > 1 and "init" not in stage
         if chained:
             prev = out[-1]
-            values["init"] = str(Path(prev.run_dir) / prev.exp_name / "checkpoints" / f"{init_from}.pt")
+            if prev.expert and "init_from" in stage:
+                raise ConfigError(f"{where}: init_from: stage {k - 1} makes one network by expert iteration (expert.pt)")
+            values["init"] = stage_checkpoint(prev, init_from)
         try:
             made = Args(**values)
         except ConfigError as e:
@@ -564,6 +610,13 @@ def stage_args(args: Args) -> list[Args]:
     return out
 
 
+def stage_checkpoint(args: Args, which: str = "latest") -> str:
+    """The checkpoint the stage after a run of ``args`` starts from: its ``expert.pt`` (a run
+    of expert iteration, ``expert``), else its ``checkpoints/<which>.pt`` (``INIT_FROM``)."""
+    folder = Path(args.run_dir) / args.exp_name
+    return str(folder / "expert.pt" if args.expert else folder / "checkpoints" / f"{which}.pt")
+
+
 def resume_path(args: Args) -> str:
     """The checkpoint ``resume`` names: ``auto`` is the run's own ``latest.pt``."""
     if args.resume == "auto":
@@ -584,14 +637,18 @@ class Prepared:
     anchor: Any = None
 
 
-def prepare(args: Args, memory: int | None = None) -> Prepared:
+def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prepared:
     """Every check of ``args`` that needs more than the field values, before a run
     touches anything on disk: the rules load, the device is on this machine, the precision
     resolves on it, every agent of ``bc_teacher``, ``baselines`` and ``eval_opponents`` can
     be made, the checkpoints of ``resume``/``init`` and ``kl_anchor`` load and their weights
     are finite, the first rollouts have games to play (a fresh run's pool is empty), and the run's memory
     (``memory_needed``) fits in ``memory`` bytes (default: this machine's, and a CUDA
-    device's own for the networks). A ConfigError naming the field otherwise."""
+    device's own for the networks); for a run of expert iteration (``expert``), that its
+    searcher can be made and every label-collecting worker has a game to fit on. Not ``written``: ``init`` is a checkpoint still to come (a
+    chain's stage that starts from the previous one's), so neither it, nor the anchor
+    when that is ``init``, nor a searcher is loaded. A ConfigError naming the field
+    otherwise."""
     import torch
 
     from barbu_env.agents import make_agent
@@ -636,10 +693,27 @@ def prepare(args: Args, memory: int | None = None) -> Prepared:
         return loaded
 
     start = None
-    field, spec = ("resume", args.resume) if args.resume else ("init", args.init)
+    field, spec = ("resume", args.resume) if args.resume else ("init", args.init if written else "")
     if spec:
         start = load(field, resume_path(args) if field == "resume" else spec)
-    anchor = load("kl_anchor", args.kl_anchor)[0] if args.kl_anchor else None
+    anchor_spec = args.init if args.kl_anchor == "init" else args.kl_anchor
+    anchor = load("kl_anchor", anchor_spec)[0] if anchor_spec and (written or args.kl_anchor != "init") else None
+    if args.expert:
+        from training.expert import stage_expert_args
+
+        expert = stage_expert_args(args)
+        if not expert.labels:
+            try:
+                expert.check_games()
+            except ConfigError as e:
+                raise ConfigError(f"expert: {e}") from None
+        if written:
+            try:
+                make_agent(expert.searcher, rules=rules)
+            except (ValueError, TypeError, OSError, MissingExtraError) as e:
+                raise ConfigError(
+                    f"expert: searcher {_show(expert.searcher)} is not an agent barbu can make ({_one_line(e)})"
+                ) from None
     pool = start[1].get("pool", {}) if start and args.resume else {}
     if not pool and args.opp_self + (args.opp_baselines if split_agent_specs(args.baselines) else 0.0) <= 0:
         raise ConfigError(

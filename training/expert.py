@@ -34,6 +34,11 @@ small KL term toward the distilled policy). ``<out>/summary.json`` has the argum
 the label counts and timings, and the figures by decision kind. Labels are saved in
 ``<out>/labels.npz`` and reused by ``--labels`` (a fit with other settings needs no new
 search). Label collection runs in ``workers`` processes, each its own games and seeds.
+
+In a training config, a stage with an ``expert`` mapping is such a run (``train_expert``,
+``stage_expert_args``): its ``init`` the student, its folder the ``out``, and the next stage
+starts from its ``expert.pt`` (``configs/train/ppo-expert.yaml``, the shipped
+``ppo-expert``'s recipe).
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ from barbu_env.driver import play
 from barbu_env.observation import OFFSETS
 from barbu_env.vector import VectorBarbu
 from models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
-from training.config import add_field_flags
+from training.config import ConfigError, Valid, add_field_flags
 
 
 @dataclass
@@ -97,7 +102,7 @@ class ExpertArgs:
     max_grad_norm: float = 0.5
     """Gradient norm clip."""
     holdout: float = 0.1
-    """Share of each worker's games (the last ones) kept out of the fit, to measure it."""
+    """Share of each worker's games (the last ones, at least one) kept out of the fit, to measure it."""
     seed: int = 1
     """Seed of the games, the search's and the fit's generators."""
     labels: str = ""
@@ -106,6 +111,46 @@ class ExpertArgs:
     """Folder of the result (``expert.pt``, ``labels.npz``, ``summary.json``)."""
     torch_threads: int = 2
     """Threads of the fit."""
+
+    def __post_init__(self) -> None:
+        """Every number checked against ``EXPERT_VALID``; a ConfigError naming the field otherwise."""
+        for f in dataclasses.fields(self):
+            setattr(self, f.name, EXPERT_VALID[f.name].check(f.name, getattr(self, f.name)))
+        if not self.student or not self.searcher or not self.out:
+            raise ConfigError("student, searcher and out must not be empty")
+
+    def check_games(self) -> None:
+        """A ConfigError if a label-collecting worker would hold out all its games (nothing to fit on)."""
+        n = min(worker_games(self))
+        if held_out(n, self.holdout) >= n:
+            raise ConfigError(
+                f"games {self.games} over workers {self.workers} with holdout {self.holdout:g} leave a worker "
+                f"no game to fit on (it plays {n}, holds out {held_out(n, self.holdout)}): play more games"
+            )
+
+
+#: The valid values of each ``ExpertArgs`` field (as ``training.config.VALID`` for ``Args``).
+EXPERT_VALID: dict[str, Valid] = {
+    "student": Valid("str", text="a shipped policy or a checkpoint file"),
+    "searcher": Valid("str", text="an agent spec of a pimc search"),
+    "worlds": Valid("int", 1, 4096),
+    "rules": Valid("str", text="a rules preset or a rules YAML file"),
+    "games": Valid("int", 1, 10**7),
+    "other_share": Valid("float", 0, 1),
+    "temperature": Valid("float", 0, 10**6, above=True),
+    "workers": Valid("int", 1, 1024),
+    "games_per_batch": Valid("int", 1, 16_384),
+    "epochs": Valid("int", 1, 1000),
+    "minibatch_size": Valid("int", 1, 1_048_576),
+    "learning_rate": Valid("float", 0, 1, above=True),
+    "value_coef": Valid("float", 0, 10**6),
+    "max_grad_norm": Valid("float", 0, 10**6, above=True),
+    "holdout": Valid("float", 0, 1),
+    "seed": Valid("int", 0, 2**32 - 1),
+    "labels": Valid("str", text="empty or a labels.npz file"),
+    "out": Valid("str", text="a folder path, not empty"),
+    "torch_threads": Valid("int", 1, 1024),
+}
 
 
 KINDS = ("declare", "trump", "domino rank", "double", "card", "domino")  # decision kind by phase
@@ -194,18 +239,28 @@ def collect(job: tuple[str, ExpertArgs, int, int]) -> dict[str, np.ndarray]:
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
-def label(path: str, args: ExpertArgs) -> dict[str, np.ndarray]:
-    """Labels from ``args.workers`` processes; ``holdout`` marks the last share of each
-    worker's games."""
+def worker_games(args: ExpertArgs) -> list[int]:
+    """The games each label-collecting process plays (those that play any)."""
     share = [args.games // args.workers + (w < args.games % args.workers) for w in range(args.workers)]
-    jobs = [(path, args, n, args.seed * 1000 + w) for w, n in enumerate(share) if n]
+    return [n for n in share if n]
+
+
+def held_out(games: int, holdout: float) -> int:
+    """How many of a worker's ``games`` (its last) are kept out of the fit: the ``holdout`` share, at least one."""
+    return max(1, round(games * holdout))
+
+
+def label(path: str, args: ExpertArgs) -> dict[str, np.ndarray]:
+    """Labels from ``args.workers`` processes; ``holdout`` marks each worker's last
+    ``held_out`` games."""
+    jobs = [(path, args, n, args.seed * 1000 + w) for w, n in enumerate(worker_games(args))]
     if len(jobs) == 1:
         parts = [collect(jobs[0])]
     else:
         with mp.get_context("fork").Pool(len(jobs)) as pool:
             parts = pool.map(collect, jobs)
     for part, (_p, _a, n, _s) in zip(parts, jobs):
-        part["holdout"] = part.pop("game") >= n - max(1, round(n * args.holdout))
+        part["holdout"] = part.pop("game") >= n - held_out(n, args.holdout)
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
@@ -278,6 +333,7 @@ def run(args: ExpertArgs) -> dict:
         with np.load(args.labels) as saved:
             data = {k: saved[k] for k in saved.files}
     else:
+        args.check_games()
         data = label(path, args)
         np.savez_compressed(out / "labels.npz", **data)
     label_seconds = time.time() - start
@@ -306,16 +362,67 @@ def run(args: ExpertArgs) -> dict:
     return summary
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.expert", description=__doc__.split("\n\n")[0])
-    args = ExpertArgs(**vars(add_field_flags(parser, ExpertArgs).parse_args(argv)))
-    summary = run(args)
+#: ``ExpertArgs`` fields that a stage of a training chain takes from its own ``Args``
+#: (``training.config.Args.expert``), not from its ``expert`` mapping.
+FROM_THE_RUN = {"student": "init", "out": "exp_name", "seed": "seed", "workers": "num_workers", "rules": "rules", "torch_threads": "torch_threads"}
+
+
+def stage_expert_args(args) -> ExpertArgs:
+    """The ``ExpertArgs`` of a training run (``training.config.Args``) whose ``expert``
+    mapping is set: the mapping's fields, the student its ``init``, the searcher (unless
+    the mapping names one) ``pimc-ppo`` with the student as its rollout policy and prior,
+    the result in its run folder, and its ``seed``, ``num_workers``, ``rules`` and
+    ``torch_threads``."""
+    fields = dict(args.expert)
+    fields.setdefault("searcher", f"pimc-ppo:rollout={args.init}")
+    return ExpertArgs(
+        **fields,
+        student=args.init,
+        out=str(Path(args.run_dir) / args.exp_name),
+        seed=args.seed,
+        workers=args.num_workers,
+        rules=args.rules,
+        torch_threads=args.torch_threads,
+    )
+
+
+def train_expert(args) -> dict:
+    """Run the expert iteration of a training run's ``expert`` mapping (``stage_expert_args``)
+    in its run folder: ``expert.pt``, the checkpoint the chain's next stage starts from,
+    ``labels.npz`` and ``summary.json`` (removed first, so that a run stopped part way is not
+    taken for a finished one). Returns the summary, as ``summary.json`` has it: ``run``'s
+    with the run folder (``run``), the checkpoint, the minutes, and ``expert`` true."""
+    expert = stage_expert_args(args)
+    (Path(expert.out) / "summary.json").unlink(missing_ok=True)
+    start = time.time()
+    summary = run(expert) | {
+        "expert": True,
+        "run": expert.out,
+        "checkpoint": str(Path(expert.out) / "expert.pt"),
+        "minutes": (time.time() - start) / 60,
+    }
+    (Path(expert.out) / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def describe(summary: dict) -> str:
+    """One line on an expert-iteration run: labels, time, held-out agreement and KL before and after."""
     b, a = summary["holdout_before"]["all"], summary["holdout_after"]["all"]
-    print(
+    return (
         f"{summary['labels']} labels ({summary['label_seconds']:.0f} s), fit {summary['fit_seconds']:.0f} s; "
         f"held-out agreement with the search {b['agreement']:.3f} -> {a['agreement']:.3f}, "
-        f"KL(target || network) {b['kl']:.4f} -> {a['kl']:.4f}; wrote {Path(args.out) / 'expert.pt'}"
+        f"KL(target || network) {b['kl']:.4f} -> {a['kl']:.4f}"
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.expert", description=__doc__.split("\n\n")[0])
+    try:
+        args = ExpertArgs(**vars(add_field_flags(parser, ExpertArgs).parse_args(argv)))
+    except ConfigError as e:
+        parser.error(str(e))
+    summary = run(args)
+    print(f"{describe(summary)}; wrote {Path(args.out) / 'expert.pt'}")
     return 0
 
 

@@ -624,6 +624,17 @@ def train(args: Args) -> dict[str, Any]:
     under ``run_dir/exp_name``; a config of ``stages`` is a chain of runs (``train_stages``)."""
     if args.stages:
         return train_stages(args)
+    return run_one(args)
+
+
+def run_one(args: Args) -> dict[str, Any]:
+    """One run: PPO (``Trainer``), or expert iteration for a run with an ``expert`` mapping
+    (``training.expert.train_expert``)."""
+    if args.expert:
+        from training.expert import train_expert
+
+        prepare(args)
+        return train_expert(args)
     return Trainer(args).run()
 
 
@@ -664,7 +675,7 @@ def plan_stages(args: Args) -> tuple[list[Args], int]:
     for k in range(first, n):
         unwritten = k > first and "init" not in args.stages[k]  # the previous stage's checkpoint, to come
         try:
-            prepare(dataclasses.replace(stages[k], init="") if unwritten else stages[k])
+            prepare(stages[k], written=not unwritten)
         except ConfigError as e:
             raise ConfigError(f"stages: stage {k + 1} of {n} ({stages[k].exp_name}): {e}") from None
     return stages, first
@@ -684,7 +695,7 @@ def train_stages(args: Args) -> dict[str, Any]:
         summaries.append(done | {"stage": k + 1, "skipped": True, "final_results": {}})
     for k, stage in enumerate(stages[first:], first + 1):
         try:
-            summary = Trainer(stage).run()
+            summary = run_one(stage)
         except TrainingInterrupted as e:
             raise TrainingInterrupted(e.path, e.iteration, f"stage {k} of {n} ({stage.exp_name})") from None
         summaries.append(summary | {"stage": k, "skipped": False})
@@ -774,6 +785,12 @@ def main(argv: list[str] | None = None) -> int:
         if "stages" in summary:
             done = " (finished before this session)" if one["skipped"] else ""
             print(f"\n=== stage {one['stage']} of {len(stages)}: {Path(one['run']).name}{done}")
+        if one.get("expert"):
+            from training.expert import describe
+
+            print(f"expert iteration: {describe(one)}")
+            print(f"network: {one['checkpoint']} ({one['minutes']:.1f} min)")
+            continue
         for opp, result in one["final_results"].items():
             print(f"\nFinal evaluation vs 3x {opp}:\n{format_table(result)}")
         if one.get("skipped"):
