@@ -96,7 +96,9 @@ def test_a_fit_from_saved_labels_moves_the_network_toward_the_targets(positions,
         "holdout": np.repeat([False, True], len(obs)),
     }
     np.savez_compressed(tmp_path / "labels.npz", **labels)
-    args = ExpertArgs(labels=str(tmp_path / "labels.npz"), epochs=3, learning_rate=1e-3, minibatch_size=64, out=str(tmp_path / "out"))
+    args = ExpertArgs(
+        labels=str(tmp_path / "labels.npz"), epochs=3, learning_rate=1e-3, minibatch_size=64, out=str(tmp_path / "out")
+    )
     summary = run(args)
     before, after = summary["holdout_before"]["all"], summary["holdout_after"]["all"]
     assert summary["labels"] == 2 * len(obs) and summary["holdout"] == len(obs)

@@ -210,7 +210,8 @@ VALID: dict[str, Valid] = {
     "norm_adv": _BOOL,
     "target_kl": _num(0),
     "kl_anchor": Valid(
-        "str", text="empty, init (the checkpoint init names), a shipped policy (ppo, ppo-finetuned) or a checkpoint file"
+        "str",
+        text="empty, init (the checkpoint init names), a shipped policy (ppo, ppo-finetuned) or a checkpoint file",
     ),
     "kl_coef": _num(0, 10**6),
     "hidden": _int(1, 8192),
@@ -464,7 +465,9 @@ class Args:
                 f"kl_coef {self.kl_coef:g} needs a kl_anchor to pull toward (a checkpoint or shipped policy)"
             )
         if self.stages and self.expert:
-            raise ConfigError("expert is a stage's field: put it in the stage that makes its network by expert iteration")
+            raise ConfigError(
+                "expert is a stage's field: put it in the stage that makes its network by expert iteration"
+            )
         if not self.stages and not self.init and (self.expert or self.kl_anchor == "init"):
             field = "expert" if self.expert else "kl_anchor init"
             raise ConfigError(f"{field} needs an init: the network to {'teach' if self.expert else 'pull toward'}")
@@ -551,7 +554,9 @@ def stage_args(args: Args) -> list[Args]:
     periodic evaluations), a network shape other than the previous stage's (but for a
     privileged critic added), two stages in one folder."""
     known = {f.name for f in dataclasses.fields(Args)}
-    base = {f.name: getattr(args, f.name) for f in dataclasses.fields(Args) if f.name not in ("stages", "resume", "expert")}
+    base = {
+        f.name: getattr(args, f.name) for f in dataclasses.fields(Args) if f.name not in ("stages", "resume", "expert")
+    }
     out: list[Args] = []
     folders: dict[Path, int] = {}
     n = len(args.stages)
@@ -580,7 +585,9 @@ def stage_args(args: Args) -> list[Args]:
         if chained:
             prev = out[-1]
             if prev.expert and "init_from" in stage:
-                raise ConfigError(f"{where}: init_from: stage {k - 1} makes one network by expert iteration (expert.pt)")
+                raise ConfigError(
+                    f"{where}: init_from: stage {k - 1} makes one network by expert iteration (expert.pt)"
+                )
             values["init"] = stage_checkpoint(prev, init_from)
         try:
             made = Args(**values)
@@ -645,10 +652,10 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
     are finite, the first rollouts have games to play (a fresh run's pool is empty), and the run's memory
     (``memory_needed``) fits in ``memory`` bytes (default: this machine's, and a CUDA
     device's own for the networks); for a run of expert iteration (``expert``), that its
-    searcher can be made and every label-collecting worker has a game to fit on. Not ``written``: ``init`` is a checkpoint still to come (a
-    chain's stage that starts from the previous one's), so neither it, nor the anchor
-    when that is ``init``, nor a searcher is loaded. A ConfigError naming the field
-    otherwise."""
+    searcher can be made and every label-collecting worker has a game to fit on. Not
+    ``written``: ``init`` is a checkpoint still to come (a chain's stage that starts from
+    the previous one's), so neither it, nor the anchor when that is ``init``, nor a
+    searcher is loaded. A ConfigError naming the field otherwise."""
     import torch
 
     from barbu_env.agents import make_agent

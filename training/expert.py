@@ -364,7 +364,14 @@ def run(args: ExpertArgs) -> dict:
 
 #: ``ExpertArgs`` fields that a stage of a training chain takes from its own ``Args``
 #: (``training.config.Args.expert``), not from its ``expert`` mapping.
-FROM_THE_RUN = {"student": "init", "out": "exp_name", "seed": "seed", "workers": "num_workers", "rules": "rules", "torch_threads": "torch_threads"}
+FROM_THE_RUN = {
+    "student": "init",
+    "out": "exp_name",
+    "seed": "seed",
+    "workers": "num_workers",
+    "rules": "rules",
+    "torch_threads": "torch_threads",
+}
 
 
 def stage_expert_args(args) -> ExpertArgs:
