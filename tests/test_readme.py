@@ -39,7 +39,7 @@ def test_the_readme_example_plays_a_whole_game(capsys):
 def test_the_commands_name_files_that_exist():
     root = ROOT
     for page in PAGES:
-        for path in re.findall(r"(configs/\w+/\w+\.yaml)", page.read_text()):
+        for path in re.findall(r"((?:experiments/)?configs/(?:[\w-]+/)?[\w-]+\.yaml)", page.read_text()):
             assert (root / path).exists(), f"{page.name}: {path}"
     assert "pip install -c constraints.txt" in README and (root / "constraints.txt").exists()
     ci = (root / ".ci" / "run").read_text()
