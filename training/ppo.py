@@ -26,7 +26,10 @@ no_grad; logged as ``losses/kl_anchor``. With ``kl_coef`` 0 the update is the on
 A chain of runs (``stages``, ``train_stages``): one config, the stages run in order, each
 from the previous one's checkpoint (``training.config.stage_args``), all checked before the
 first starts; ``--resume auto`` skips the stages that finished and resumes the first that
-did not. ``configs/train/ppo-finetuned.yaml`` is the chain that made ``ppo-finetuned``.
+did not. A run (a stage) with an ``expert`` mapping is expert iteration instead of PPO
+(``run_one``, ``training.expert.train_expert``). ``configs/train/ppo-finetuned.yaml`` is the
+chain that made ``ppo-finetuned``, ``configs/train/ppo-expert.yaml`` the one that made
+``ppo-expert``.
 
 Fine-tuning (optional, ``init``): a new run starts from the weights of a checkpoint or a
 shipped policy (``--init ppo``), with a fresh optimizer, counters and pool; a run with a
