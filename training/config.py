@@ -131,13 +131,14 @@ def _expert_fields(name: str, value: Any) -> dict:
         return {}
     from training.expert import EXPERT_VALID, FROM_THE_RUN
 
+    checked = {}
     for key, item in value.items():
         if key in FROM_THE_RUN:
             raise ConfigError(f"{name}: {_show(key)} is the run's {FROM_THE_RUN[key]}, not a field of {name}")
         if key not in EXPERT_VALID:
             raise ConfigError(f"{name}: unknown expert-iteration field {_show(key)} (training.expert.ExpertArgs)")
-        EXPERT_VALID[key].check(f"{name}: {key}", item)
-    return {key: EXPERT_VALID[key].check(key, item) for key, item in value.items()}
+        checked[key] = EXPERT_VALID[key].check(f"{name}: {key}", item)
+    return checked
 
 
 def _number(x: float | None) -> str:
@@ -700,11 +701,12 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
         return loaded
 
     start = None
-    field, spec = ("resume", args.resume) if args.resume else ("init", args.init if written else "")
+    init = args.init if written else ""  # a checkpoint still to come is not loaded
+    field, spec = ("resume", args.resume) if args.resume else ("init", init)
     if spec:
         start = load(field, resume_path(args) if field == "resume" else spec)
-    anchor_spec = args.init if args.kl_anchor == "init" else args.kl_anchor
-    anchor = load("kl_anchor", anchor_spec)[0] if anchor_spec and (written or args.kl_anchor != "init") else None
+    anchor_spec = init if args.kl_anchor == "init" else args.kl_anchor
+    anchor = load("kl_anchor", anchor_spec)[0] if anchor_spec else None
     if args.expert:
         from training.expert import stage_expert_args
 

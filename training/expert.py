@@ -63,7 +63,7 @@ from barbu_env.driver import play
 from barbu_env.observation import OFFSETS
 from barbu_env.vector import VectorBarbu
 from models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
-from training.config import ConfigError, Valid, add_field_flags
+from training.config import VALID, ConfigError, Valid, add_field_flags
 
 
 @dataclass
@@ -113,7 +113,7 @@ class ExpertArgs:
     """Threads of the fit."""
 
     def __post_init__(self) -> None:
-        """Every number checked against ``EXPERT_VALID``; a ConfigError naming the field otherwise."""
+        """Every field checked against ``EXPERT_VALID``; a ConfigError naming the field otherwise."""
         for f in dataclasses.fields(self):
             setattr(self, f.name, EXPERT_VALID[f.name].check(f.name, getattr(self, f.name)))
         if not self.student or not self.searcher or not self.out:
@@ -129,16 +129,17 @@ class ExpertArgs:
             )
 
 
-#: The valid values of each ``ExpertArgs`` field (as ``training.config.VALID`` for ``Args``).
+#: The valid values of each ``ExpertArgs`` field (as ``training.config.VALID`` for ``Args``,
+#: whose ranges the fields a training run passes on keep).
 EXPERT_VALID: dict[str, Valid] = {
     "student": Valid("str", text="a shipped policy or a checkpoint file"),
     "searcher": Valid("str", text="an agent spec of a pimc search"),
     "worlds": Valid("int", 1, 4096),
-    "rules": Valid("str", text="a rules preset or a rules YAML file"),
+    "rules": VALID["rules"],
     "games": Valid("int", 1, 10**7),
     "other_share": Valid("float", 0, 1),
     "temperature": Valid("float", 0, 10**6, above=True),
-    "workers": Valid("int", 1, 1024),
+    "workers": VALID["num_workers"],
     "games_per_batch": Valid("int", 1, 16_384),
     "epochs": Valid("int", 1, 1000),
     "minibatch_size": Valid("int", 1, 1_048_576),
@@ -146,10 +147,10 @@ EXPERT_VALID: dict[str, Valid] = {
     "value_coef": Valid("float", 0, 10**6),
     "max_grad_norm": Valid("float", 0, 10**6, above=True),
     "holdout": Valid("float", 0, 1),
-    "seed": Valid("int", 0, 2**32 - 1),
+    "seed": VALID["seed"],
     "labels": Valid("str", text="empty or a labels.npz file"),
-    "out": Valid("str", text="a folder path, not empty"),
-    "torch_threads": Valid("int", 1, 1024),
+    "out": VALID["run_dir"],
+    "torch_threads": VALID["torch_threads"],
 }
 
 
