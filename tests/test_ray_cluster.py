@@ -66,3 +66,42 @@ def test_rllib_ppo_trains_with_its_env_runners_on_a_second_node_and_plays_in_bar
     out = capsys.readouterr().out
     assert code == 0, out
     assert f"Duplicate tournament: {EVAL_GAMES} games" in out and checkpoint.name in out
+
+
+#: The custom resource of ``barbu train --workers``' rollout workers on the second node.
+ROLLOUT_RESOURCE = "barbu_rollout"
+
+
+@pytest.mark.slow
+def test_barbu_train_rollout_workers_run_on_the_second_node_and_the_checkpoint_plays_in_barbu_eval(tmp_path, capsys):
+    require("ray")
+    from ray.cluster_utils import Cluster
+    from tiny_runs import tiny
+
+    from training.config import Args
+    from training.ppo import train
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": CPUS_PER_NODE, "include_dashboard": False})
+    head = cluster.head_node.node_id
+    try:
+        worker = cluster.add_node(num_cpus=CPUS_PER_NODE, resources={ROLLOUT_RESOURCE: 2})
+        cluster.wait_for_nodes()
+        args = Args(
+            **tiny(num_games=4, total_decisions=6000, final_eval_games=0),
+            workers=2,
+            ray_address=cluster.address,
+            worker_resource=ROLLOUT_RESOURCE,
+            exp_name="cluster",
+            run_dir=str(tmp_path),
+        )
+        summary = train(args)
+    finally:
+        cluster.shutdown()
+    assert head != worker.node_id and summary["workers"]["nodes"] == [worker.node_id] * 2
+    assert summary["decisions"] >= 6000 and summary["workers"]["wire_bytes_per_transition"] > 0
+
+    checkpoint = Path(summary["best_checkpoint"])
+    code = barbu(["eval", "--agents", f"{checkpoint},heuristic,heuristic,heuristic", "--games", str(EVAL_GAMES)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"Duplicate tournament: {EVAL_GAMES} games" in out and checkpoint.name in out

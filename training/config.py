@@ -196,6 +196,10 @@ VALID: dict[str, Valid] = {
     "device": Valid("str", text="auto, cpu, cuda, cuda:N or mps, one this machine has"),
     "precision": Valid("str", choices=PRECISIONS),
     "skip_forced": _BOOL,
+    "workers": _int(0, 1024),
+    "ray_address": Valid("str", text="empty (a local Ray), auto (the running cluster) or a cluster's address"),
+    "worker_resource": Valid("str", text="empty, or a custom Ray resource some nodes offer"),
+    "overlap": _BOOL,
     "learning_rate": _num(0, 1, above=True),
     "anneal_lr": _BOOL,
     "gamma": _num(0, 1),
@@ -324,6 +328,25 @@ class Args:
     """A decision with a single legal action is played without asking anyone and is not a
     transition: the seat's rewards keep flowing to its previous decision (about 23% of
     decisions are forced: last cards of a suit, doubling turns with no choice). Valid: true or false."""
+
+    # --- rollout workers (training.workers) ---
+    workers: int = 0
+    """Rollout workers: Ray actors that play the rollouts, each its share of the
+    ``num_games`` games with a CPU copy of the policy, while the learner process updates
+    (``training.workers``); 0: the rollouts play in the learner process. One worker plays
+    exactly the in-process rollouts. Valid: an integer from 0 to 1024."""
+    ray_address: str = ""
+    """The Ray cluster the workers run on: empty (a local Ray started for the run, or the
+    one this process started already), ``auto`` (the cluster ``ray start`` runs on this
+    machine) or a cluster's address. Valid: empty (a local Ray), auto (the running cluster) or a cluster's address."""
+    worker_resource: str = ""
+    """A custom Ray resource each worker takes one unit of (``ray start --resources
+    '{"rollout": 8}'`` on the nodes meant for rollouts); empty: any node with a free CPU.
+    Valid: empty, or a custom Ray resource some nodes offer."""
+    overlap: bool = False
+    """With workers: the workers play iteration k+1's rollout, with the policy before
+    update k, while the learner updates on rollout k (one iteration of policy lag, which
+    PPO's ratio and clipping take; the first iteration waits). Valid: true or false."""
 
     # --- PPO ---
     learning_rate: float = 3e-4
@@ -465,6 +488,12 @@ class Args:
             raise ConfigError(
                 f"kl_coef {self.kl_coef:g} needs a kl_anchor to pull toward (a checkpoint or shipped policy)"
             )
+        if not self.workers:
+            alone = [n for n in ("ray_address", "worker_resource", "overlap") if getattr(self, n)]
+            if alone:
+                raise ConfigError(f"{', '.join(alone)} set with workers 0: they are the rollout workers' settings")
+        elif self.num_games < self.workers:
+            raise ConfigError(f"workers {self.workers} need num_games of at least {self.workers}, not {self.num_games}")
         if self.stages and self.expert:
             raise ConfigError(
                 "expert is a stage's field: put it in the stage that makes its network by expert iteration"
@@ -676,6 +705,13 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
     except ValueError as e:
         raise ConfigError(f"device: {_one_line(e)}") from None
     dtype = resolve_precision(args.precision, device)
+    if args.workers:
+        from barbu_env.extras import require
+
+        try:
+            require("ray", "ray", f"workers {args.workers}")
+        except MissingExtraError as e:
+            raise ConfigError(str(e)) from None
     for field, specs in (
         ("bc_teacher", [args.bc_teacher]),
         ("baselines", split_agent_specs(args.baselines)),

@@ -99,7 +99,8 @@ from training.config import (
     stage_args,
 )
 from training.precision import autocast
-from training.rollout import GAME_KINDS, Collector, Rollout
+from training.rollout import GAME_KINDS, Collector, Rollout, rollout_generators
+from training.workers import WorkerGroup, WorkerLost
 
 __all__ = [
     "Args",
@@ -292,6 +293,7 @@ class Trainer:
         self.pool: dict[int, dict] = {}  # snapshot id -> state dict, on the CPU (their networks: on the device)
         self.history: list[dict] = []  # the periodic evaluations: the learning curve
         self.best: dict[str, Any] = {"score": -float("inf"), "path": None}
+        self.lagged: tuple[dict, dict] | None = None  # with overlap: the next rollout's weights and pool
         self.start, self.minutes_before = time.time(), 0.0
         # the KL anchor: frozen, on the device; none without a KL term (the update is then the plain one)
         self.anchor = None
@@ -302,7 +304,12 @@ class Trainer:
         elif args.init:
             self._init_from(args.init, ready.start)
         self.model.eval()
-        self.collector = Collector(args, rules, dtype=self.dtype)
+        # --- the rollouts: in this process, or on Ray workers (training.workers) ---
+        self.collector = self.workers = self.pending = None
+        if args.workers:
+            self.workers = WorkerGroup(args, rules)
+        else:
+            self.collector = Collector(args, rules, dtype=self.dtype)
         # --- the run folder, its config and its TensorBoard log: nothing on disk before here ---
         self.run_path = Path(args.run_dir) / args.exp_name
         self.ckpt_dir = self.run_path / "checkpoints"
@@ -326,6 +333,7 @@ class Trainer:
         }
         self.boundary = self.state()  # the state after the last whole iteration (what Ctrl-C saves)
         self.bar = None  # run()'s progress bar (tqdm), kept after it closes
+        self.summary_workers: dict[str, Any] = {"count": 0}  # the rollout workers, as the summary tells them
 
     def _init_from(self, spec: str, loaded: tuple[BarbuActorCritic, dict] | None = None) -> None:
         """Start from the weights of a checkpoint or a shipped policy (``init``; ``loaded``:
@@ -367,6 +375,9 @@ class Trainer:
         if "update_generator" in payload:  # older checkpoints: a fresh shuffle generator
             self.update_gen.set_state(payload["update_generator"])
         self.minutes_before = float(payload.get("minutes", 0.0))
+        if self.args.overlap and "rollout_weights" in payload:
+            pool = {int(k): v for k, v in payload["rollout_pool"].items()}
+            self.lagged = (payload["rollout_weights"], pool)
 
     def state(self) -> dict[str, Any]:
         """A copy of everything a resumed run needs to carry on exactly as this one would:
@@ -383,7 +394,16 @@ class Trainer:
             "best": json.dumps(self.best),
             "update_generator": self.update_gen.get_state(),
             "minutes": self.minutes(),
-        }
+        } | self._lagged_state()
+
+    def _lagged_state(self) -> dict[str, Any]:
+        """With overlap, the weights and pool of the rollout under way (a checkpoint
+        stores a snapshot shared with ``pool`` once: ``torch.save`` keeps shared tensors
+        once)."""
+        if self.lagged is None:
+            return {}
+        weights, pool = self.lagged
+        return {"rollout_weights": weights, "rollout_pool": {str(k): v for k, v in pool.items()}}
 
     def minutes(self) -> float:
         """Minutes of training so far, earlier sessions of a resumed run included."""
@@ -432,11 +452,32 @@ class Trainer:
 
     def collect(self) -> Rollout:
         """This iteration's rollout (the teacher's games during the warm start), seeded by
-        the run's seed and the iteration (so that a resumed run plays what it would have)."""
-        seed = [self.args.seed, self.iteration]
-        gen = torch.Generator().manual_seed(int(np.random.SeedSequence(seed).generate_state(1)[0]))
-        teacher = self.args.bc_teacher if self.imitating() else ""
-        return self.collector.collect(self.model, self.pool, np.random.default_rng(seed), gen, teacher)
+        the run's seed and the iteration (so that a resumed run plays what it would have):
+        in this process, or on the rollout workers (``training.workers``). With
+        ``overlap``, the workers then start the next iteration's rollout with the weights
+        and pool of this one (``lagged``, kept in checkpoints: a resumed run plays it alike)."""
+        if self.workers is None:
+            rng, gen = rollout_generators(self.args.seed, self.iteration)
+            return self.collector.collect(self.model, self.pool, rng, gen, self.teacher(self.iteration))
+        pending = self.pending
+        if pending is None or pending.iteration != self.iteration:
+            weights, pool = self.lagged if self.lagged is not None else (self.weights(), self.pool)
+            pending = self.workers.launch(weights, pool, self.iteration, self.teacher(self.iteration))
+        self.pending = None
+        rollout = self.workers.gather(pending)
+        if self.args.overlap:  # the next rollout plays with these weights and pool while they update
+            self.lagged = (self.weights(), dict(self.pool))
+            nxt = self.iteration + 1
+            self.pending = self.workers.launch(*self.lagged, nxt, self.teacher(nxt))
+        return rollout
+
+    def teacher(self, iteration: int) -> str:
+        """The agent whose games iteration ``iteration`` imitates (the warm start's), or empty."""
+        return self.args.bc_teacher if iteration <= self.args.bc_iterations else ""
+
+    def weights(self) -> dict[str, torch.Tensor]:
+        """A CPU copy of the network's weights, for the rollout workers."""
+        return {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
 
     def iterate(self) -> float:
         """One iteration: rollout, update, snapshot, logging. Returns its decisions per second."""
@@ -561,9 +602,24 @@ class Trainer:
             path = self.checkpoint(self.ckpt_dir / "latest.pt", self.boundary)
             self.writer.close()
             raise TrainingInterrupted(path, int(self.boundary["iteration"])) from None
+        except WorkerLost as e:  # its games are gone: the last whole iteration is kept
+            path = self.checkpoint(self.ckpt_dir / "latest.pt", self.boundary)
+            self.writer.close()
+            raise WorkerLost(
+                f"{e}; the run stopped, iteration {int(self.boundary['iteration'])} kept in {path} "
+                f"(resume with --resume {path})"
+            ) from None
         finally:
             bar.close()
+            self.close_workers()
         return self.finish()
+
+    def close_workers(self) -> None:
+        """End the rollout workers (a rollout still under way is dropped)."""
+        if self.workers is not None:
+            self.summary_workers = self.workers.describe()
+            self.workers.close()
+            self.workers = self.pending = None
 
     def finish(self) -> dict[str, Any]:
         """The end of the run: a last point on the learning curve, the final evaluation of
@@ -591,6 +647,7 @@ class Trainer:
             "iterations": self.iteration,
             "minutes": (time.time() - self.start) / 60,
             "timing": self.timing,
+            "workers": self.summary_workers,
             "final": {k: {"mean": v["mean"], "ci": v["ci"]} for k, v in final.items()},
             "history": self.history,
         }
@@ -774,7 +831,7 @@ def main(argv: list[str] | None = None) -> int:
     except TrainingInterrupted as e:
         print(f"barbu train: {e}", file=sys.stderr)
         return 130
-    except TrainingDiverged as e:
+    except (TrainingDiverged, WorkerLost) as e:
         print(f"barbu train: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # outside the training loop: loading, the final evaluation

@@ -115,6 +115,19 @@ def _per_seat_gae(rewards, values, dones, next_index, gamma, lam):  # compiled: 
     return adv
 
 
+# ---------------------------------------------------------------------- seeds
+
+
+def rollout_generators(seed: int, iteration: int, share: int = 0) -> tuple[np.random.Generator, torch.Generator]:
+    """The generators of share ``share`` of iteration ``iteration``'s rollout: the plan,
+    deals and opponents' draws (numpy) and the policy's samples (torch). Share 0 is the
+    in-process rollout's, ``[seed, iteration]``; the other shares of a run with rollout
+    workers (``training.workers``) add their index, ``[seed, iteration, share]``."""
+    key = [seed, iteration] + ([share] if share else [])
+    gen = torch.Generator().manual_seed(int(np.random.SeedSequence(key).generate_state(1)[0]))
+    return np.random.default_rng(key), gen
+
+
 # ---------------------------------------------------------------------- who plays
 
 
