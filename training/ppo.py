@@ -231,7 +231,7 @@ def ppo_update(
                     first_ratio_error = (ratio - 1).abs().max().item()
                 clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
             mb_adv = m["advantages"]
-            if args.norm_adv:
+            if args.norm_adv and len(mb_adv) > 1:  # a last minibatch of one row has no spread (std NaN)
                 mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
             pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
             returns, values = m["returns"], m["values"]
