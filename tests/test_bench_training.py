@@ -30,3 +30,14 @@ def test_training_benchmark_measures_the_trainer(tmp_path, capsys):
     assert all(0 < r["update_share"] < 1 and r["update_tps"] > 0 for r in rows)
     with pytest.raises(SystemExit, match="FIELD=V1"):
         bench_training.main(["--config", str(cfg), "--compare", "no_such_field=1,2"])
+
+
+@pytest.mark.slow  # about 70 s: seven short runs, each starting its workers
+def test_bench_scale_prints_every_worker_count_the_update_and_every_training_setting(capsys):
+    pytest.importorskip("ray")
+    from training import bench_scale
+
+    assert bench_scale.main(["--quick", "--max-workers", "2"]) == 0
+    out = capsys.readouterr().out
+    for line in ("workers   1:", "workers   2:", "cpu:", "workers   0        :", "workers   2 overlap:"):
+        assert line in out, out

@@ -1,7 +1,8 @@
-"""RLlib's scale-out on one machine: ``training/rllib_ppo.py`` trains on a simulated
-two-node Ray cluster (``ray.cluster_utils.Cluster``: a second raylet and its worker
-processes on this machine) with its env runners on the second node, and the checkpoint
-plays in ``barbu eval``.
+"""Scale-out on one machine, on a simulated two-node Ray cluster
+(``ray.cluster_utils.Cluster``: a second raylet and its worker processes on this
+machine): ``training/rllib_ppo.py`` with its env runners on the second node, and
+``barbu train --workers`` with its rollout workers there (checked by node id); each
+run's checkpoint plays in ``barbu eval``.
 
 Slow, and needs the ``rllib`` extra: ``.ci/run``'s integration step runs it with
 ``pytest -m "slow or not slow"`` and ``BARBU_REQUIRE_INTEGRATIONS=1``."""

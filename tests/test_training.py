@@ -728,3 +728,23 @@ def test_a_time_budget_stops_the_run_and_anneals_the_rate_by_time(tmp_path):
     summary = trainer.run()
     assert 1 <= summary["iterations"] and summary["decisions"] < 100_000  # stopped by the budget, not the decisions
     assert trainer.minutes() >= 0.03
+
+
+def test_a_rollout_whose_last_minibatch_is_one_row_updates_to_finite_losses():
+    args = config.Args(**tiny(minibatch_size=8, update_epochs=1))
+    torch.manual_seed(0)
+    model = BarbuActorCritic(config.model_config(args))
+    n = 17  # two minibatches of 8, then one of a single row
+    b = {
+        "obs": torch.rand(n, OBS_DIM).round(),
+        "masks": torch.ones(n, 85, dtype=torch.bool),
+        "actions": torch.randint(0, 85, (n,)),
+        "logprobs": torch.full((n,), -math.log(85)),
+        "values": torch.zeros(n),
+        "advantages": torch.randn(n),
+        "returns": torch.randn(n),
+        "states": None,
+    }
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    stats = ppo.ppo_update(model, optimizer, b, args, torch.Generator().manual_seed(0))
+    assert all(math.isfinite(stats[k]) for k in ("losses/policy_loss", "losses/value_loss"))
