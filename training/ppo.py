@@ -45,6 +45,13 @@ the run's seed and the iteration). ``latest.pt`` is written every ``checkpoint_m
 and at every periodic evaluation; Ctrl-C saves the last whole iteration to it and exits
 with one line (``TrainingInterrupted``); a killed run loses the work since the last one.
 
+Rollout workers (optional, ``workers``, ``training.workers``): the rollouts play on Ray
+actors, each its share of the games, while this process keeps the network and the
+update; one worker plays exactly the in-process rollouts. With ``overlap`` the next
+rollout plays during the update, with the weights and pool from before it (kept in
+checkpoints). A worker that dies ends the run with ``WorkerLost``, the last whole
+iteration saved to ``latest.pt``.
+
 Device (``device``, ``models.device``): the model, the optimizer's state, the update's
 minibatches (copied from the CPU one at a time) and the rollouts' inference (the pool
 snapshots' too) live on it; checkpoints are saved on the CPU and a resumed run loads
@@ -436,9 +443,9 @@ class Trainer:
             return 100.0 * self.progress(), 100.0
         return self.decisions, self.args.total_decisions
 
-    def imitating(self) -> bool:
-        """Whether the current iteration belongs to the warm start."""
-        return self.iteration <= self.args.bc_iterations
+    def imitating(self, iteration: int | None = None) -> bool:
+        """Whether ``iteration`` (default: the current one) belongs to the warm start."""
+        return (self.iteration if iteration is None else iteration) <= self.args.bc_iterations
 
     def set_learning_rate(self) -> None:
         """The warm start's constant rate, else PPO's (annealed over the run if ``anneal_lr``)."""
@@ -473,7 +480,7 @@ class Trainer:
 
     def teacher(self, iteration: int) -> str:
         """The agent whose games iteration ``iteration`` imitates (the warm start's), or empty."""
-        return self.args.bc_teacher if iteration <= self.args.bc_iterations else ""
+        return self.args.bc_teacher if self.imitating(iteration) else ""
 
     def weights(self) -> dict[str, torch.Tensor]:
         """A CPU copy of the network's weights, for the rollout workers."""
