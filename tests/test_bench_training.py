@@ -4,6 +4,7 @@ rollouts and overall, one row per value of a field with ``--compare``."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -39,5 +40,17 @@ def test_bench_scale_prints_every_worker_count_the_update_and_every_training_set
 
     assert bench_scale.main(["--quick", "--max-workers", "2"]) == 0
     out = capsys.readouterr().out
-    for line in ("workers   1:", "workers   2:", "cpu:", "workers   0        :", "workers   2 overlap:"):
+    rows = (
+        "workers   1:",
+        "workers   2:",
+        "cpu:",
+        "workers   0         torch_threads",
+        "workers   2 overlap torch_threads",
+    )
+    for line in rows:
         assert line in out, out
+    assert "policy played: a fresh network" in out
+    cores = os.cpu_count() or 1
+    for n in bench_scale.worker_counts(min(2, cores)):  # the learner's threads cut to the cores the workers leave
+        if bench_scale.learner_threads(cores, n) != 2:  # default.yaml's torch_threads
+            assert f"workers {n:>3} overlap torch_threads {bench_scale.learner_threads(cores, n):>3}:" in out, out

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -206,6 +208,31 @@ def test_a_run_that_needs_more_memory_than_the_machine_has_is_refused():
     with pytest.raises(config.ConfigError, match=r"num_games 512.* need about 3\.\d GiB.* machine's 2\.0 GiB"):
         config.prepare(args, memory=2 * 2**30)
     config.prepare(args, memory=4 * 2**30)
+
+
+def test_overlapped_local_workers_and_update_threads_beyond_the_cores_are_warned_about():
+    cores = len(os.sched_getaffinity(0))
+    crowded = config.Args(num_games=8, workers=2, overlap=True, torch_threads=cores)
+    with pytest.warns(config.OversubscribedWarning, match=rf"2 rollout workers and torch_threads {cores} asks for"):
+        config.prepare(crowded)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        config.prepare(dataclasses.replace(crowded, ray_address="auto"))  # the workers run elsewhere
+        config.prepare(dataclasses.replace(crowded, overlap=False))  # the workers and the update take turns
+        config.warn_oversubscribed(dataclasses.replace(crowded, torch_threads=1), cores=3)
+    with pytest.warns(config.OversubscribedWarning, match="1 rollout worker and .* 3 cores on this machine's 2: .*torch_threads 1 leaves"):
+        config.warn_oversubscribed(dataclasses.replace(crowded, workers=1, torch_threads=2), cores=2)
+
+
+def test_rollout_workers_on_this_machine_count_their_own_buffers_and_a_cluster_s_do_not():
+    alone = config.memory_needed(config.Args(num_games=512))[0]
+    local = config.Args(num_games=512, workers=2)
+    need = config.memory_needed(local)[0]
+    assert need > alone + 3.1 * 2**30  # the workers' shares of the rollout, held as the learner's is
+    assert config.memory_needed(dataclasses.replace(local, ray_address="auto"))[0] == alone
+    with pytest.raises(config.ConfigError, match=r"with 2 rollout workers on this machine need about [67]\.\d GiB"):
+        config.prepare(local, memory=5 * 2**30)
+    config.prepare(dataclasses.replace(local, workers=0), memory=5 * 2**30)
 
 
 # ---------------------------------------------------------------------- non-finite training

@@ -10,6 +10,7 @@ Slow, and needs the ``rllib`` extra: ``.ci/run``'s integration step runs it with
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -27,20 +28,29 @@ CPUS_PER_NODE = 2
 EVAL_GAMES = 4
 
 
+@contextmanager
+def two_nodes(resource: str, units: int):
+    """A simulated cluster: a head node, and a second node that alone offers ``units`` of
+    ``resource``; yields ``(address, head node id, second node id)``, shut down on leaving."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": CPUS_PER_NODE, "include_dashboard": False})
+    try:
+        second = cluster.add_node(num_cpus=CPUS_PER_NODE, resources={resource: units})
+        cluster.wait_for_nodes()
+        yield cluster.address, cluster.head_node.node_id, second.node_id
+    finally:
+        cluster.shutdown()
+
+
 @pytest.mark.slow
 def test_rllib_ppo_trains_with_its_env_runners_on_a_second_node_and_plays_in_barbu_eval(tmp_path, capsys):
     require("ray.rllib")
-    from ray.cluster_utils import Cluster
-
     from training import rllib_ppo
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": CPUS_PER_NODE, "include_dashboard": False})
-    head = cluster.head_node.node_id
-    try:
-        worker = cluster.add_node(num_cpus=CPUS_PER_NODE, resources={ENV_RUNNER_RESOURCE: ENV_RUNNERS})
-        cluster.wait_for_nodes()
+    with two_nodes(ENV_RUNNER_RESOURCE, ENV_RUNNERS) as (address, head, second):
         args = rllib_ppo.Args(
-            address=cluster.address,
+            address=address,
             env_runner_resource=ENV_RUNNER_RESOURCE,
             num_env_runners=ENV_RUNNERS,
             envs_per_env_runner=2,
@@ -52,10 +62,8 @@ def test_rllib_ppo_trains_with_its_env_runners_on_a_second_node_and_plays_in_bar
             out=str(tmp_path),
         )
         summary = rllib_ppo.train(args)
-    finally:
-        cluster.shutdown()
-    assert head != worker.node_id and summary["driver_node"] == head  # the learner is the driver's
-    assert summary["env_runner_nodes"] == [worker.node_id] * ENV_RUNNERS
+    assert head != second and summary["driver_node"] == head  # the learner is the driver's
+    assert summary["env_runner_nodes"] == [second] * ENV_RUNNERS
     assert summary["env_steps"] >= 2 * args.train_batch_size and len(summary["history"]) == 2
     assert json.loads((tmp_path / "summary.json").read_text())["env_runner_nodes"] == summary["env_runner_nodes"]
 
@@ -76,29 +84,22 @@ ROLLOUT_RESOURCE = "barbu_rollout"
 @pytest.mark.slow
 def test_barbu_train_rollout_workers_run_on_the_second_node_and_the_checkpoint_plays_in_barbu_eval(tmp_path, capsys):
     require("ray")
-    from ray.cluster_utils import Cluster
     from tiny_runs import tiny
 
     from training.config import Args
     from training.ppo import train
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": CPUS_PER_NODE, "include_dashboard": False})
-    head = cluster.head_node.node_id
-    try:
-        worker = cluster.add_node(num_cpus=CPUS_PER_NODE, resources={ROLLOUT_RESOURCE: 2})
-        cluster.wait_for_nodes()
+    with two_nodes(ROLLOUT_RESOURCE, 2) as (address, head, second):
         args = Args(
             **tiny(num_games=4, total_decisions=6000, final_eval_games=0),
             workers=2,
-            ray_address=cluster.address,
+            ray_address=address,
             worker_resource=ROLLOUT_RESOURCE,
             exp_name="cluster",
             run_dir=str(tmp_path),
         )
         summary = train(args)
-    finally:
-        cluster.shutdown()
-    assert head != worker.node_id and summary["workers"]["nodes"] == [worker.node_id] * 2
+    assert head != second and summary["workers"]["nodes"] == [second] * 2
     assert summary["decisions"] >= 6000 and summary["workers"]["wire_bytes_per_transition"] > 0
 
     checkpoint = Path(summary["best_checkpoint"])

@@ -7,6 +7,7 @@ kept. One local Ray (two CPUs) serves the module. The two-node cluster is
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import numpy as np
 import pytest
@@ -120,6 +121,23 @@ def test_a_worker_that_dies_ends_the_run_with_one_line_and_keeps_its_last_whole_
     model, payload = load_checkpoint(run.ckpt_dir / "latest.pt")
     assert payload["iteration"] == 1
     assert set(best_before) <= {p.name for p in run.ckpt_dir.iterdir()}
+
+
+def free_cpus(expected: float, seconds: float = 10.0) -> float:
+    """The local Ray's free CPUs, once they are ``expected`` (actors just killed give theirs back late)."""
+    deadline = time.monotonic() + seconds
+    while (free := ray.available_resources().get("CPU", 0.0)) != expected and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return free
+
+
+def test_a_run_that_fails_to_start_leaves_no_worker_holding_a_cpu(tmp_path, local_ray):
+    assert free_cpus(2.0) == 2.0
+    taken = tmp_path / "taken"
+    taken.write_text("a file where the run folder would go")
+    with pytest.raises(OSError):
+        trainer(taken, "cannot", workers=2)
+    assert ray.available_resources().get("CPU", 0.0) == 2.0
 
 
 @pytest.mark.parametrize(

@@ -10,11 +10,16 @@
    ``configs/train/default.yaml`` at ``--games`` games per worker, imitation left out)
    for every setting, all on the same games (``--games`` times the most workers):
    in-process (``workers 0``), then each worker count without and with ``overlap``, on
-   the learner's best device;
+   the learner's best device; with overlap on a CPU learner, also with the learner's
+   ``torch_threads`` cut to the cores the workers leave (``learner_threads``: workers and
+   update threads competing for the same cores slow both);
 4. on a CUDA machine only: a two-minute training run with ``device: cuda``, its checkpoint
    evaluated by ``barbu eval --device cuda`` against 3x heuristic, and loaded on the CPU.
 
-``--quick`` shrinks everything to a smoke run (the tests use it). Nothing is timed in an
+Every setting plays with the weights of ``--init`` (default: the shipped ``ppo``, whose
+network is ``default.yaml``'s): a trained policy's games are the ones a run spends its
+time on, and a fresh network's are not (an empty string: a fresh network). ``--quick``
+shrinks everything to a smoke run (the tests use it). Nothing is timed in an
 assertion; docs/training.md quotes the figures with the machine they came from.
 """
 
@@ -56,9 +61,18 @@ def devices() -> list[str]:
     return found
 
 
+def learner_threads(cores: int, workers: int) -> int:
+    """Update threads that leave one core to each rollout worker on this machine (at least one).
+
+    >>> learner_threads(2, 1), learner_threads(2, 2), learner_threads(16, 4)
+    (1, 1, 12)
+    """
+    return max(1, cores - workers)
+
+
 def base_args(games: int, run_dir: str, **changes) -> Args:
-    """``default.yaml``'s run at ``games`` games per rollout, PPO from the first iteration,
-    no evaluations."""
+    """``default.yaml``'s run at ``games`` games per rollout, PPO from the first iteration
+    (from ``init``'s weights if it names a checkpoint), no evaluations."""
     fields = dict(
         num_games=games,
         bc_iterations=0,
@@ -72,16 +86,26 @@ def base_args(games: int, run_dir: str, **changes) -> Args:
     return load_args("configs/train/default.yaml", fields | changes)
 
 
+def start_model(args: Args):
+    """The network the settings play with: ``init``'s weights, or a fresh one seeded by ``seed``."""
+    from barbu_env.agents.pretrained import checkpoint_path
+    from models.policy import BarbuActorCritic, load_checkpoint
+
+    if args.init:
+        return load_checkpoint(checkpoint_path(args.init))[0]
+    torch.manual_seed(args.seed)
+    return BarbuActorCritic(model_config(args))
+
+
 def rollout_rate(args: Args, workers: int, rounds: int) -> float:
     """Decisions/s of ``workers`` rollout workers over ``rounds`` rollouts (after one to warm up)."""
     from barbu_env.rules import load_rules
-    from models.policy import BarbuActorCritic
     from training.workers import WorkerGroup
 
     args = dataclasses.replace(args, workers=workers, num_games=args.num_games * workers)
     group = WorkerGroup(args, load_rules(args.rules))
     try:
-        weights = BarbuActorCritic(model_config(args)).state_dict()
+        weights = start_model(args).state_dict()
         group.gather(group.launch(weights, {}, 1, ""))  # numba's caches, the first forward passes
         t0, decisions = time.perf_counter(), 0
         for k in range(rounds):
@@ -94,13 +118,11 @@ def rollout_rate(args: Args, workers: int, rounds: int) -> float:
 def update_rate(args: Args, device: str) -> float:
     """Samples/s of ``ppo_update`` on ``device`` over one real rollout (transitions x epochs)."""
     from barbu_env.rules import load_rules
-    from models.policy import BarbuActorCritic
     from training.ppo import as_tensors, ppo_update
     from training.precision import resolve_precision
     from training.rollout import Collector, rollout_generators
 
-    torch.manual_seed(args.seed)
-    model = BarbuActorCritic(model_config(args))
+    model = start_model(args)
     rollout = Collector(args, load_rules(args.rules)).collect(model, {}, *rollout_generators(args.seed, 1))
     model = model.to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
@@ -133,14 +155,14 @@ def training_rate(args: Args, iterations: int) -> float:
         trainer.close_workers()
 
 
-def gpu_check(run_dir: str, minutes: float, games: int) -> list[str]:
+def gpu_check(run_dir: str, minutes: float, games: int, init: str) -> list[str]:
     """Two minutes of training on CUDA, its checkpoint played by ``barbu eval --device
     cuda`` and loaded on the CPU; the lines to print."""
     from barbu_env.cli import main as barbu
     from models.policy import load_checkpoint
     from training.ppo import train
 
-    args = base_args(games, run_dir, device="cuda", exp_name="gpu_check", time_budget_minutes=minutes)
+    args = base_args(games, run_dir, device="cuda", exp_name="gpu_check", time_budget_minutes=minutes, init=init)
     summary = train(args)
     path = Path(summary["run"]) / "checkpoints" / "latest.pt"
     lines = [f"cuda training: {summary['decisions']:,} decisions in {summary['minutes']:.2f} min"]
@@ -160,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="timed rollouts per worker count")
     parser.add_argument("--max-workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--gpu-minutes", type=float, default=2.0)
+    parser.add_argument("--init", default="ppo", help="the policy every setting plays (empty: a fresh network)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 2 games, small network, 1 round")
     ns = parser.parse_args(argv)
     small = dict(hidden=32, layers=1, card_embed=4, update_epochs=1, minibatch_size=512) if ns.quick else {}
@@ -171,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         ray.init(num_cpus=max(ns.max_workers, 1), include_dashboard=False, log_to_driver=False)
         cores = os.cpu_count() or 1
         print(f"machine: {cores} cores, devices {', '.join(devices())}, torch {torch.__version__}")
-        args = base_args(games, run_dir, **small)
+        args = base_args(games, run_dir, init="" if ns.quick else ns.init, **small)
+        print(f"policy played: {args.init or 'a fresh network'}")
         print(f"\nrollout workers, {games} games each (decisions/s):")
         for n in worker_counts(min(ns.max_workers, cores)):
             rate = rollout_rate(args, n, 1 if ns.quick else ns.rounds)
@@ -182,16 +206,22 @@ def main(argv: list[str] | None = None) -> int:
         learner = devices()[1] if len(devices()) > 1 else "cpu"
         print(f"\ntraining, learner on {learner} (decisions/s, rollout and update):")
         counts = worker_counts(min(ns.max_workers, cores))
-        settings = [(0, False)] + [(n, o) for n in counts for o in (False, True)]
+        threads = args.torch_threads
+        settings = [(0, False, threads)] + [(n, o, threads) for n in counts for o in (False, True)]
+        if learner == "cpu":  # overlapped workers leave the update fewer cores
+            settings += [(n, True, learner_threads(cores, n)) for n in counts if learner_threads(cores, n) != threads]
         total = games * counts[-1]  # every setting plays the same games
         iterations = 1 if ns.quick else ns.iterations
-        for n, overlap in settings:
-            run = dataclasses.replace(args, device=learner, workers=n, overlap=overlap, num_games=total)
+        for n, overlap, t in settings:
+            run = dataclasses.replace(
+                args, device=learner, workers=n, overlap=overlap, num_games=total, torch_threads=t
+            )
             rate = training_rate(run, iterations)
-            print(f"  workers {n:>3}{' overlap' if overlap else '        '}: {rate:>12,.0f}  ({run.num_games} games)")
+            what = f"workers {n:>3}{' overlap' if overlap else '        '} torch_threads {t:>3}"
+            print(f"  {what}: {rate:>12,.0f}  ({run.num_games} games)")
         if "cuda" in devices():
             print("\nGPU check:")
-            for line in gpu_check(run_dir, ns.gpu_minutes, games * cores):
+            for line in gpu_check(run_dir, ns.gpu_minutes, games * cores, args.init):
                 print(f"  {line}")
         ray.shutdown()
     finally:

@@ -40,6 +40,7 @@ import os
 import re
 import reprlib
 import textwrap
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -685,7 +686,8 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
     searcher can be made and every label-collecting worker has a game to fit on. Not
     ``written``: ``init`` is a checkpoint still to come (a chain's stage that starts from
     the previous one's), so neither it, nor the anchor when that is ``init``, nor a
-    searcher is loaded. A ConfigError naming the field otherwise."""
+    searcher is loaded. A ConfigError naming the field otherwise. Overlapped local workers
+    and update threads that ask for more cores than there are: an ``OversubscribedWarning``."""
     import torch
 
     from barbu_env.agents import make_agent
@@ -768,9 +770,10 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
     need, on_device = memory_needed(args)
     have = memory if memory is not None else _physical_memory()
     if have and need > have:
+        here = f" with {args.workers} rollout workers on this machine" if args.workers and not args.ray_address else ""
         raise ConfigError(
             f"num_games {args.num_games}, hidden {args.hidden}, layers {args.layers}, minibatch_size "
-            f"{args.minibatch_size} and pool_size {args.pool_size} need about {need / 2**30:.1f} GiB "
+            f"{args.minibatch_size} and pool_size {args.pool_size}{here} need about {need / 2**30:.1f} GiB "
             f"(rollout buffers, networks, a minibatch), more than this machine's {have / 2**30:.1f} GiB"
         )
     if memory is None and device.type == "cuda":
@@ -781,7 +784,30 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
                 f"{args.minibatch_size} need about {on_device / 2**30:.1f} GiB on {device}, which has "
                 f"{room / 2**30:.1f} GiB"
             )
+    if args.overlap and not args.ray_address and device.type == "cpu":
+        warn_oversubscribed(args)
     return Prepared(rules, device, dtype, start, anchor)
+
+
+class OversubscribedWarning(UserWarning):
+    """Overlapped rollout workers and the update ask for more cores than this machine has."""
+
+
+def warn_oversubscribed(args: Args, cores: int | None = None) -> None:
+    """With ``overlap``, the local workers (one core each) play while the update runs on
+    ``torch_threads`` CPU threads: more of them than ``cores`` (default: the cores this
+    process may use) slows both, measured in docs/training.md; a warning saying what fits."""
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if args.workers + args.torch_threads > cores:
+        fits = max(1, cores - args.workers)
+        warnings.warn(
+            f"overlap with {args.workers} rollout worker{'s' * (args.workers != 1)} and torch_threads {args.torch_threads} asks for "
+            f"{args.workers + args.torch_threads} cores on this machine's {cores}: the update and the workers "
+            f"slow each other down (docs/training.md); torch_threads {fits} leaves each worker its core",
+            OversubscribedWarning,
+            stacklevel=3,
+        )
 
 
 def memory_needed(args: Args) -> tuple[int, int]:
@@ -789,7 +815,10 @@ def memory_needed(args: Args) -> tuple[int, int]:
     rollout buffers (``training.rollout.buffer_bytes``), the network with its gradients,
     Adam's two moments and the copies a run keeps (the last whole iteration's, the pool's
     snapshots and their networks), and a minibatch's activations; on the device, the
-    network, its gradients and moments, and the activations."""
+    network, its gradients and moments, and the activations. Rollout workers on a Ray this
+    run starts on this machine (``workers`` without ``ray_address``) add their own buffers
+    (the rollout's again, split between them) and each its copies of the policy and the
+    pool; workers on a cluster use their nodes' memory, not counted."""
     import torch
 
     from models.policy import BarbuActorCritic
@@ -802,7 +831,10 @@ def memory_needed(args: Args) -> tuple[int, int]:
     batch = max(args.minibatch_size, args.bc_minibatch_size)
     activations = 16 * batch * widest * (2 if args.central_critic else 1)  # forward, masks, gradients
     on_device = 4 * weights + activations
-    return buffer_bytes(args) + on_device + (3 + 2 * args.pool_size) * weights, on_device
+    need = buffer_bytes(args) + on_device + (3 + 2 * args.pool_size) * weights
+    if args.workers and not args.ray_address:
+        need += buffer_bytes(args) + args.workers * (1 + 2 * args.pool_size) * weights
+    return need, on_device
 
 
 def _physical_memory() -> int | None:

@@ -311,12 +311,6 @@ class Trainer:
         elif args.init:
             self._init_from(args.init, ready.start)
         self.model.eval()
-        # --- the rollouts: in this process, or on Ray workers (training.workers) ---
-        self.collector = self.workers = self.pending = None
-        if args.workers:
-            self.workers = WorkerGroup(args, rules)
-        else:
-            self.collector = Collector(args, rules, dtype=self.dtype)
         # --- the run folder, its config and its TensorBoard log: nothing on disk before here ---
         self.run_path = Path(args.run_dir) / args.exp_name
         self.ckpt_dir = self.run_path / "checkpoints"
@@ -330,7 +324,6 @@ class Trainer:
             "hyperparameters",
             "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()),
         )
-        self.start = self.last_checkpoint = time.time()  # this session's
         self.timing = {  # this process's work
             "decisions": 0,
             "transitions": 0,
@@ -341,6 +334,14 @@ class Trainer:
         self.boundary = self.state()  # the state after the last whole iteration (what Ctrl-C saves)
         self.bar = None  # run()'s progress bar (tqdm), kept after it closes
         self.summary_workers: dict[str, Any] = {"count": 0}  # the rollout workers, as the summary tells them
+        # --- the rollouts: in this process, or on Ray workers (training.workers), started last so
+        # that nothing after them can fail and leave their actors running ---
+        self.collector = self.workers = self.pending = None
+        if args.workers:
+            self.workers = WorkerGroup(args, rules)
+        else:
+            self.collector = Collector(args, rules, dtype=self.dtype)
+        self.start = self.last_checkpoint = time.time()  # this session's
 
     def _init_from(self, spec: str, loaded: tuple[BarbuActorCritic, dict] | None = None) -> None:
         """Start from the weights of a checkpoint or a shipped policy (``init``; ``loaded``:
