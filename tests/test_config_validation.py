@@ -220,7 +220,8 @@ def test_overlapped_local_workers_and_update_threads_beyond_the_cores_are_warned
         config.prepare(dataclasses.replace(crowded, ray_address="auto"))  # the workers run elsewhere
         config.prepare(dataclasses.replace(crowded, overlap=False))  # the workers and the update take turns
         config.warn_oversubscribed(dataclasses.replace(crowded, torch_threads=1), cores=3)
-    with pytest.warns(config.OversubscribedWarning, match="1 rollout worker and .* 3 cores on this machine's 2: .*torch_threads 1 leaves"):
+    one = "1 rollout worker and .* 3 cores on this machine's 2: .*torch_threads 1 leaves"
+    with pytest.warns(config.OversubscribedWarning, match=one):
         config.warn_oversubscribed(dataclasses.replace(crowded, workers=1, torch_threads=2), cores=2)
 
 

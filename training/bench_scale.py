@@ -31,11 +31,12 @@ import os
 import shutil
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import torch
 
-from training.config import Args, load_args, model_config
+from training.config import Args, OversubscribedWarning, load_args, model_config
 
 
 def worker_counts(cores: int) -> list[int]:
@@ -216,7 +217,9 @@ def main(argv: list[str] | None = None) -> int:
             run = dataclasses.replace(
                 args, device=learner, workers=n, overlap=overlap, num_games=total, torch_threads=t
             )
-            rate = training_rate(run, iterations)
+            with warnings.catch_warnings():  # the crowded settings are measured on purpose
+                warnings.simplefilter("ignore", OversubscribedWarning)
+                rate = training_rate(run, iterations)
             what = f"workers {n:>3}{' overlap' if overlap else '        '} torch_threads {t:>3}"
             print(f"  {what}: {rate:>12,.0f}  ({run.num_games} games)")
         if "cuda" in devices():

@@ -800,9 +800,9 @@ def warn_oversubscribed(args: Args, cores: int | None = None) -> None:
     if cores is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if args.workers + args.torch_threads > cores:
-        fits = max(1, cores - args.workers)
+        fits, plural = max(1, cores - args.workers), "s" * (args.workers != 1)
         warnings.warn(
-            f"overlap with {args.workers} rollout worker{'s' * (args.workers != 1)} and torch_threads {args.torch_threads} asks for "
+            f"overlap with {args.workers} rollout worker{plural} and torch_threads {args.torch_threads} asks for "
             f"{args.workers + args.torch_threads} cores on this machine's {cores}: the update and the workers "
             f"slow each other down (docs/training.md); torch_threads {fits} leaves each worker its core",
             OversubscribedWarning,
