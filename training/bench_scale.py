@@ -11,7 +11,7 @@
    for every setting, all on the same games (``--games`` times the most workers):
    in-process (``workers 0``), then each worker count without and with ``overlap``, on
    the learner's best device; with overlap on a CPU learner, also with the learner's
-   ``torch_threads`` cut to the cores the workers leave (``learner_threads``: workers and
+   ``torch_threads`` cut to the cores the workers leave (``config.learner_threads``: workers and
    update threads competing for the same cores slow both);
 4. on a CUDA machine only: a two-minute training run with ``device: cuda``, its checkpoint
    evaluated by ``barbu eval --device cuda`` against 3x heuristic, and loaded on the CPU.
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import torch
 
-from training.config import Args, OversubscribedWarning, load_args, model_config
+from training.config import Args, OversubscribedWarning, learner_threads, load_args, model_config
 
 
 def worker_counts(cores: int) -> list[int]:
@@ -60,15 +60,6 @@ def devices() -> list[str]:
     if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
         found.append("mps")
     return found
-
-
-def learner_threads(cores: int, workers: int) -> int:
-    """Update threads that leave one core to each rollout worker on this machine (at least one).
-
-    >>> learner_threads(2, 1), learner_threads(2, 2), learner_threads(16, 4)
-    (1, 1, 12)
-    """
-    return max(1, cores - workers)
 
 
 def base_args(games: int, run_dir: str, **changes) -> Args:

@@ -465,6 +465,12 @@ class Args:
     progress: bool = True
     """Show a progress bar. Valid: true or false."""
 
+    @property
+    def local_workers(self) -> int:
+        """Rollout workers on a Ray this run starts on this machine (none with ``ray_address``:
+        a cluster's workers use their nodes' cores and memory)."""
+        return 0 if self.ray_address else self.workers
+
     def __post_init__(self) -> None:
         """Every field checked against ``VALID`` (ints given to float fields become
         floats), then the fields that only make sense together; a ConfigError otherwise.
@@ -770,7 +776,7 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
     need, on_device = memory_needed(args)
     have = memory if memory is not None else _physical_memory()
     if have and need > have:
-        here = f" with {args.workers} rollout workers on this machine" if args.workers and not args.ray_address else ""
+        here = f" with {args.local_workers} rollout workers on this machine" if args.local_workers else ""
         raise ConfigError(
             f"num_games {args.num_games}, hidden {args.hidden}, layers {args.layers}, minibatch_size "
             f"{args.minibatch_size} and pool_size {args.pool_size}{here} need about {need / 2**30:.1f} GiB "
@@ -784,13 +790,22 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
                 f"{args.minibatch_size} need about {on_device / 2**30:.1f} GiB on {device}, which has "
                 f"{room / 2**30:.1f} GiB"
             )
-    if args.overlap and not args.ray_address and device.type == "cpu":
+    if args.overlap and args.local_workers and device.type == "cpu":
         warn_oversubscribed(args)
     return Prepared(rules, device, dtype, start, anchor)
 
 
 class OversubscribedWarning(UserWarning):
     """Overlapped rollout workers and the update ask for more cores than this machine has."""
+
+
+def learner_threads(cores: int, workers: int) -> int:
+    """Update threads that leave one core to each rollout worker on this machine (at least one).
+
+    >>> learner_threads(2, 1), learner_threads(2, 2), learner_threads(16, 4)
+    (1, 1, 12)
+    """
+    return max(1, cores - workers)
 
 
 def warn_oversubscribed(args: Args, cores: int | None = None) -> None:
@@ -800,7 +815,7 @@ def warn_oversubscribed(args: Args, cores: int | None = None) -> None:
     if cores is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if args.workers + args.torch_threads > cores:
-        fits, plural = max(1, cores - args.workers), "s" * (args.workers != 1)
+        fits, plural = learner_threads(cores, args.workers), "s" * (args.workers != 1)
         warnings.warn(
             f"overlap with {args.workers} rollout worker{plural} and torch_threads {args.torch_threads} asks for "
             f"{args.workers + args.torch_threads} cores on this machine's {cores}: the update and the workers "
@@ -832,8 +847,8 @@ def memory_needed(args: Args) -> tuple[int, int]:
     activations = 16 * batch * widest * (2 if args.central_critic else 1)  # forward, masks, gradients
     on_device = 4 * weights + activations
     need = buffer_bytes(args) + on_device + (3 + 2 * args.pool_size) * weights
-    if args.workers and not args.ray_address:
-        need += buffer_bytes(args) + args.workers * (1 + 2 * args.pool_size) * weights
+    if args.local_workers:
+        need += buffer_bytes(args) + args.local_workers * (1 + 2 * args.pool_size) * weights
     return need, on_device
 
 
