@@ -7,10 +7,13 @@ PettingZoo way: ``from barbu_env import barbu_v1; env = barbu_v1.env()``. The en
 (``barbu_env.engine``) is importable on its own, without pettingzoo or torch: the
 environment is loaded on first use.
 
-The single-agent Gymnasium environment ``"Barbu-v1"`` (``GYM_ENV_ID``,
-``barbu_env/gym_env.py``) is registered with Gymnasium by ``import barbu_env.gym_env``,
-and by ``import barbu_env`` when Gymnasium is already imported (importing ``barbu_env``
-alone loads no framework).
+``import barbu_env`` registers the single-agent Gymnasium environment ``"Barbu-v1"``
+(``GYM_ENV_ID``, ``barbu_env/gym_env.py``) with Gymnasium, whatever was imported before:
+``gymnasium.make("Barbu-v1", opponents="random")`` makes one learning seat against three
+agents, and ``gymnasium.make_vec("Barbu-v1", num_envs=N)`` N of them stepped together on
+the batched engine (its vector entry point, ``barbu_env/vector_gym.py``). Gymnasium 1.x's
+``gymnasium.register_envs(barbu_env)`` works too. Only the entry-point strings are
+registered: PettingZoo and the environments' modules are imported when first used.
 
 Old versions are refused with what changed since them: ``barbu_env.barbu_v0.env()``
 raises PettingZoo's ``DeprecatedEnv``, ``gymnasium.make("Barbu-v0")`` Gymnasium's
@@ -19,8 +22,9 @@ raises PettingZoo's ``DeprecatedEnv``, ``gymnasium.make("Barbu-v0")`` Gymnasium'
 
 from __future__ import annotations
 
-import sys
 from importlib import metadata
+
+import gymnasium
 
 from . import _versions
 from .cards import card_from_text, card_text
@@ -64,17 +68,18 @@ def __getattr__(name: str):
 GYM_ENV_ID = _versions.GYM_ENV_ID
 
 
-def _register_with_loaded_gymnasium() -> None:
-    """Register ``GYM_ENV_ID``, and the old ids that refuse, if Gymnasium is imported (by
-    their entry-point strings, so nothing more is imported); ``barbu_env.gym_env`` calls
-    it once it has imported Gymnasium itself."""
-    gymnasium = sys.modules.get("gymnasium")
-    registry = getattr(gymnasium, "registry", None)
-    if registry is not None and GYM_ENV_ID not in registry:
-        gymnasium.register(id=GYM_ENV_ID, entry_point="barbu_env.gym_env:BarbuGymEnv")
-        for old_id, entry_point in _versions.OLD_GYM_IDS.items():
-            if old_id not in registry:
-                gymnasium.register(id=old_id, entry_point=entry_point)
+def _register_with_gymnasium() -> None:
+    """Register ``GYM_ENV_ID`` (its single and vector entry points) and the old ids that
+    refuse, by their entry-point strings, so that nothing more is imported."""
+    if GYM_ENV_ID not in gymnasium.registry:
+        gymnasium.register(
+            id=GYM_ENV_ID,
+            entry_point="barbu_env.gym_env:BarbuGymEnv",
+            vector_entry_point="barbu_env.vector_gym:BarbuGymVectorEnv",
+        )
+    for old_id, entry_point in _versions.OLD_GYM_IDS.items():
+        if old_id not in gymnasium.registry:
+            gymnasium.register(id=old_id, entry_point=entry_point)
 
 
-_register_with_loaded_gymnasium()
+_register_with_gymnasium()

@@ -1,13 +1,15 @@
 """Barbu for single-agent libraries: one learning seat, three opponents, a Gymnasium env.
 
 ===================  =============================================================
-Import               ``import gymnasium, barbu_env.gym_env`` then
+Import               ``import gymnasium, barbu_env`` then
                      ``gymnasium.make("Barbu-v1", opponents="random")``
 Class                ``barbu_env.gym_env.BarbuGymEnv`` (the same keyword arguments)
 Action space         ``Discrete(85)`` (the AEC environment's actions, docs/rules.md)
 Observation space    ``Box(1132,) float32``: the learner's ``observation`` vector
-Action mask          ``env.action_masks()`` (sb3-contrib's ``MaskablePPO`` reads it),
-                     also ``info["action_mask"]``: int8[85]
+Action mask          ``info["action_mask"]``: int8[85]; ``action_masks()`` on the
+                     environment itself: ``env.unwrapped.action_masks()`` or
+                     ``env.get_wrapper_attr("action_masks")()`` through the wrappers
+                     ``gymnasium.make`` adds (sb3-contrib's ``MaskablePPO`` finds it)
 Episode              one whole game (28 hands), about 400 decisions of the learner;
                      or its first 7 hands or first hand (``episode``)
 ===================  =============================================================
@@ -95,7 +97,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from . import GYM_ENV_ID, _register_with_loaded_gymnasium
+from . import GYM_ENV_ID
 from .actions import AGENTS, mask_array
 from .agents import Agent, make_agent
 from .credit import SeatCredit
@@ -263,7 +265,5 @@ class BarbuGymEnv(gymnasium.Env):
             info["hand_results"] = [r.to_dict() for r in results]
         return info
 
-
-_register_with_loaded_gymnasium()  # gymnasium is imported now: Barbu-v1 is registered
 
 __all__ = ["GYM_ENV_ID", "ILLEGAL_ACTION_MODES", "BarbuGymEnv"]
