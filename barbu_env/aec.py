@@ -137,6 +137,15 @@ voids              4 x 4     [i, s] = 1 if seat i has shown void in suit s this 
 Nothing hidden is encoded: other players' hands appear only through the cards they
 have played and what the rules made those plays reveal (``excluded``).
 
+Bounds: the observation space's bounds are those of the environment's rules
+(``barbu_env.observation.observation_bounds(rules)``), and none is infinite: every value
+lies in 0..1 but ``hand_points`` and ``game_scores``. Under the standard rules
+``hand_points`` lies in -3.0..6.5 (both ends reached: every heart, or all 13 tricks of
+Trumps) and ``game_scores`` in -54.6..54.6 (the worst case the doubling rules allow, not
+necessarily reached); other rules give other bounds, since their point values differ
+(``OBS_LOW`` / ``OBS_HIGH`` hold under every rules variant). The information state's and
+``state()``'s spaces are bounded the same way.
+
 The information state
 ---------------------
 With ``observation="information_state"`` every agent's ``"observation"`` is its
@@ -225,7 +234,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from .actions import AGENTS, NUM_ACTIONS, mask_array
 from .engine import NUM_PLAYERS, BarbuState, DealError, IllegalActionError, episode_hands
-from .observation import INFO_HIGH, INFO_LOW, OBS_HIGH, OBS_LOW, STATE_HIGH, STATE_LOW
+from .observation import information_state_bounds, observation_bounds, state_bounds
 from .render import render_state
 from .rules import Rules, load_rules
 
@@ -233,8 +242,8 @@ _NO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
 
 #: What ``step`` may do with an action off the mask (see ``illegal_action``).
 ILLEGAL_ACTION_MODES = ("raise", "random")
-#: What an agent's ``"observation"`` may hold (see ``observation``), with its bounds.
-OBSERVATION_KINDS = {"observation": (OBS_LOW, OBS_HIGH), "information_state": (INFO_LOW, INFO_HIGH)}
+#: What an agent's ``"observation"`` may hold (see ``observation``), with its bounds under given rules.
+OBSERVATION_KINDS = {"observation": observation_bounds, "information_state": information_state_bounds}
 
 
 class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
@@ -313,13 +322,13 @@ class raw_env(AECEnv):
         self._seat = {a: i for i, a in enumerate(AGENTS)}
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(*OBSERVATION_KINDS[observation], dtype=np.float32),
+                "observation": spaces.Box(*OBSERVATION_KINDS[observation](self.rules), dtype=np.float32),
                 "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
             }
         )
         self.observation_spaces = {a: obs_space for a in AGENTS}
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
-        self.state_space = spaces.Box(STATE_LOW, STATE_HIGH, dtype=np.float32)
+        self.state_space = spaces.Box(*state_bounds(self.rules), dtype=np.float32)
         self.game: BarbuState | None = None
         self._np_random: np.random.Generator | None = None
         self._mask_key = -1

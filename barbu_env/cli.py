@@ -25,6 +25,8 @@ command                                         what it does
 ``barbu exploit --target A [--decisions N]``    a best response to A trained and measured: a
                                                 lower bound on A's exploitability
                                                 (``training/exploit.py``; options pass through)
+``barbu --version`` (``-V``)                    prints ``barbu`` and the installed version
+                                                (``barbu_env.__version__``)
 ==============================================  ===============================================
 
 Each command is a ``_add_<name>(subparsers)`` that declares its options and a
@@ -47,6 +49,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 
+from . import __version__
 from .argtypes import OneLineParser, nonnegative_int, port, positive_float, positive_int
 from .extras import MissingExtraError, require
 
@@ -507,15 +510,22 @@ def _run_bench(argv: Sequence[str]) -> int:
     return bench.main(list(argv), prog="barbu bench")
 
 
+#: What a training run imports from the ``train`` extra (TensorBoard logs, the learning
+#: curve): checked before it starts, not when it ends.
+TRAIN_MODULES = ("torch", "tensorboard", "matplotlib")
+
+
 def _run_train(argv: Sequence[str]) -> int:
-    require("torch", "train", "barbu train")
+    for module in TRAIN_MODULES:
+        require(module, "train", "barbu train")
     from training import ppo
 
     return ppo.main(list(argv))
 
 
 def _run_exploit(argv: Sequence[str]) -> int:
-    require("torch", "train", "barbu exploit")
+    for module in TRAIN_MODULES:
+        require(module, "train", "barbu exploit")
     from training import exploit
 
     return exploit.main(list(argv))
@@ -555,6 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Barbu, the four-player card game, as an RL environment: evaluate agents, replay games, "
         "measure speed.",
     )
+    parser.add_argument("-V", "--version", action="version", version=f"barbu {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add, _ in COMMANDS.values():
         add(sub)

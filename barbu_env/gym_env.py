@@ -5,7 +5,8 @@ Import               ``import gymnasium, barbu_env`` then
                      ``gymnasium.make("Barbu-v1", opponents="random")``
 Class                ``barbu_env.gym_env.BarbuGymEnv`` (the same keyword arguments)
 Action space         ``Discrete(85)`` (the AEC environment's actions, docs/rules.md)
-Observation space    ``Box(1132,) float32``: the learner's ``observation`` vector
+Observation space    ``Box(1132,) float32``: the learner's ``observation`` vector,
+                     bounded as the AEC environment's under the same rules
 Action mask          ``info["action_mask"]``: int8[85]; ``action_masks()`` on the
                      environment itself: ``env.unwrapped.action_masks()`` or
                      ``env.get_wrapper_attr("action_masks")()`` through the wrappers
@@ -102,7 +103,7 @@ from .actions import AGENTS, mask_array
 from .agents import Agent, make_agent
 from .credit import SeatCredit
 from .engine import NUM_ACTIONS, NUM_PLAYERS, BarbuState, IllegalActionError, episode_hands
-from .observation import OBS_HIGH, OBS_LOW, ObservationEncoder
+from .observation import ObservationEncoder, observation_bounds
 from .render import render_state
 from .rules import Rules, load_rules
 
@@ -145,7 +146,7 @@ class BarbuGymEnv(gymnasium.Env):
         self.skip_forced = bool(skip_forced)
         self.illegal_action = illegal_action
         self.render_mode = render_mode
-        self.observation_space = spaces.Box(OBS_LOW, OBS_HIGH, dtype=np.float32)
+        self.observation_space = spaces.Box(*observation_bounds(self.rules), dtype=np.float32)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         # Checks the specs now (an unknown name or a missing file fails here, not at reset).
         self._opponents = self._make_opponents(list(range(NUM_PLAYERS - 1)))

@@ -16,6 +16,20 @@ behind the interface it had). ``BarbuState.state_vector()`` is the global,
 perfect-information vector for centralized critics: all four hands (absolute seats),
 then seat 0's observation less its hand slice (``STATE_DIM`` = 1288).
 
+Bounds: every value lies in 0..1 (card rows, one-hots, fractions; ``owed`` is doubles
+owed over ``min_declarer_doubles``, at most 1) but two slices, ``hand_points`` (a hand's
+raw points / 10) and ``game_scores`` (game totals / 100). No bound is infinite: no point
+switch exceeds ``POINTS_LIMIT`` (10 000), so every score is bounded
+(``docs/rules.md#how-large-scores-can-get``). ``OBS_LOW`` / ``OBS_HIGH`` (and
+``INFO_LOW`` / ``INFO_HIGH``, ``STATE_LOW`` / ``STATE_HIGH``) hold under every rules
+variant, so that an environment's observation space is the same whatever its rules:
+``hand_points`` within +-13 000 (13 items of at most 10 000 points), ``game_scores`` within
++-116 000 (``Rules.score_bound`` at its largest). ``observation_bounds(rules)`` (and
+``information_state_bounds``, ``state_bounds``) are the bounds under given rules: in the
+standard game ``hand_points`` lies in -3.0..6.5 (every heart or both last tricks; all 13
+tricks of Trumps), reached, and ``game_scores`` in -54.6..54.6 (``Rules.score_bound()`` /
+100, the worst case of the doubling rules, not necessarily reached).
+
 The information state (``INFO_SLICES``, ``INFO_DIM`` = 4152, ``INFO_LAYOUT``) is the
 observation followed by the seat's perfect recall of the hand under way: its first
 ``OBS_DIM`` values are exactly the observation, then
@@ -41,12 +55,14 @@ a batch) into its named slices, as ``decode`` does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .cards import NUM_CARDS
 from .constants import NUM_CONTRACTS, NUM_HANDS, NUM_PLAYERS
+from .rules import _CONTRACT_ITEMS, _GAME_BOUND_PER_POINT, POINT_SWITCHES, POINTS_LIMIT, Rules, load_rules
 
 if TYPE_CHECKING:
     from .engine import BarbuState
@@ -105,13 +121,69 @@ NUM_CARD_ROWS = 18
 #: another layout is refused rather than misread: 1 was the 924-value layout without
 #: ``excluded``; 2 is this one.
 OBS_LAYOUT = 2
-#: Lower and upper bounds of every observation value (for the observation space).
-OBS_LOW = np.zeros(OBS_DIM, dtype=np.float32)
-OBS_HIGH = np.ones(OBS_DIM, dtype=np.float32)
-for _name in ("hand_points", "game_scores"):
-    OBS_LOW[OFFSETS[_name][0] : OFFSETS[_name][1]] = -np.inf
-    OBS_HIGH[OFFSETS[_name][0] : OFFSETS[_name][1]] = np.inf
-OBS_HIGH[OFFSETS["owed"][0] : OFFSETS["owed"][1]] = 7.0  # owed / min_declarer_doubles <= 7
+
+
+def _raw_range(values: Mapping[str, Any]) -> tuple[int, int]:
+    """The lowest and highest raw score a seat can hold during a hand (``hand_points``
+    times 10) when the point switches have ``values`` (switch -> int or tuple of ints):
+    0 when the hand starts, then a sum over a set of the contract's items (one seat may take
+    them all), or one of the Domino values."""
+    low = high = 0
+    for items in _CONTRACT_ITEMS:
+        worth = [v for name, n in items for v in np.atleast_1d(values[name]).tolist() * n]
+        low, high = min(low, sum(v for v in worth if v < 0)), max(high, sum(v for v in worth if v > 0))
+    return min(low, *values["domino_scores"]), max(high, *values["domino_scores"])
+
+
+def _bounds(raw: tuple[int, int], total: int) -> tuple[np.ndarray, np.ndarray]:
+    """Observation bounds for raw hand scores in ``raw`` and game totals within ``+-total``."""
+    low, high = np.zeros(OBS_DIM, np.float32), np.ones(OBS_DIM, np.float32)
+    a, b, _ = OFFSETS["hand_points"]
+    low[a:b], high[a:b] = raw[0] / 10, raw[1] / 10
+    a, b, _ = OFFSETS["game_scores"]
+    low[a:b], high[a:b] = -total / 100, total / 100
+    return low, high
+
+
+def observation_bounds(rules: Rules | str | Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The lowest and highest value of every observation value under ``rules`` (anything
+    ``load_rules`` reads; None: the standard game), as float32 ``(low, high)``. Under the
+    standard game ``hand_points`` lies in -3.0..6.5 and ``game_scores`` in -54.6..54.6:
+
+    >>> low, high = observation_bounds()
+    >>> decode(low)["hand_points"], decode(high)["game_scores"]
+    (array([-3., -3., -3., -3.], dtype=float32), array([54.6, 54.6, 54.6, 54.6], dtype=float32))
+    """
+    rules = load_rules(rules)
+    values = {name: getattr(rules, name) for name in POINT_SWITCHES}
+    return _bounds(_raw_range(values), rules.score_bound())
+
+
+def information_state_bounds(rules: Rules | str | Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``observation_bounds(rules)`` for the information state: the observation's, then 0/1."""
+    low, high = observation_bounds(rules)
+    extra = INFO_DIM - OBS_DIM
+    return np.concatenate([low, np.zeros(extra, np.float32)]), np.concatenate([high, np.ones(extra, np.float32)])
+
+
+def state_bounds(rules: Rules | str | Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``observation_bounds(rules)`` for the global state: four hands, then the observation
+    less its hand."""
+    low, high = observation_bounds(rules)
+    hands = NUM_PLAYERS * NUM_CARDS
+    return (
+        np.concatenate([np.zeros(hands, np.float32), low[NUM_CARDS:]]),
+        np.concatenate([np.ones(hands, np.float32), high[NUM_CARDS:]]),
+    )
+
+
+#: Lower and upper bounds of every observation value under every rules variant (the
+#: observation space of every environment, the same whatever its rules): 0 and 1, but for
+#: ``hand_points`` (-13 000..13 000: 13 items of at most ``POINTS_LIMIT`` points) and
+#: ``game_scores`` (-116 000..116 000: the worst game, 1160 points per point of switch
+#: value, ``docs/rules.md#how-large-scores-can-get``). ``observation_bounds(rules)`` has
+#: those of given rules.
+OBS_LOW, OBS_HIGH = _bounds((-13 * POINTS_LIMIT, 13 * POINTS_LIMIT), _GAME_BOUND_PER_POINT * POINTS_LIMIT)
 
 #: A seat's privileged view (for a critic during training, never for acting): its
 #: observation followed by the other three hands, in relative seat order 1, 2, 3.

@@ -43,23 +43,29 @@ from .actions import AGENTS
 from .aec import env
 from .credit import SeatCredit
 from .engine import NUM_ACTIONS
-from .extras import require
-from .observation import OBS_HIGH, OBS_LOW
+from .extras import needs
+from .observation import OBS_HIGH, OBS_LOW, observation_bounds
 
-require("ray.rllib", "rllib", "barbu_env.rllib_env", package="ray[rllib]")  # one line if the extra is missing
+with needs("rllib", "barbu_env.rllib_env", package="ray[rllib]"):  # one line if the extra is missing
+    from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.env.multi_agent_env import MultiAgentEnv
+    from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule  # noqa: E402
-from ray.rllib.core.columns import Columns  # noqa: E402
-from ray.rllib.env.multi_agent_env import MultiAgentEnv  # noqa: E402
-from ray.rllib.utils.torch_utils import FLOAT_MIN  # noqa: E402
 
-#: The observation space of every agent.
-OBSERVATION_SPACE = spaces.Dict(
-    {
-        "observations": spaces.Box(OBS_LOW, OBS_HIGH, dtype=np.float32),
-        "action_mask": spaces.Box(0.0, 1.0, (NUM_ACTIONS,), dtype=np.float32),
-    }
-)
+def observation_space(low: np.ndarray = OBS_LOW, high: np.ndarray = OBS_HIGH) -> spaces.Dict:
+    """An agent's observation space for observation bounds ``low``, ``high``."""
+    return spaces.Dict(
+        {
+            "observations": spaces.Box(low, high, dtype=np.float32),
+            "action_mask": spaces.Box(0.0, 1.0, (NUM_ACTIONS,), dtype=np.float32),
+        }
+    )
+
+
+#: An observation space that holds under every rules variant; each environment's own is
+#: bounded by its rules (``observation_bounds``).
+OBSERVATION_SPACE = observation_space()
 
 
 class BarbuMultiAgentEnv(MultiAgentEnv):
@@ -71,7 +77,8 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         self.env = env(rules=config.get("rules"), episode=config.get("episode", "game"))
         self.reward_scale = float(config.get("reward_scale", 1.0))
         self.agents = self.possible_agents = list(AGENTS)
-        self.observation_spaces = {a: OBSERVATION_SPACE for a in AGENTS}
+        space = observation_space(*observation_bounds(self.env.unwrapped.rules))
+        self.observation_spaces = {a: space for a in AGENTS}
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
         self._credit = SeatCredit()  # each agent's rewards since its latest decision
 

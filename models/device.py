@@ -12,7 +12,10 @@ device(type='cpu')
 
 from __future__ import annotations
 
-import torch
+from barbu_env.extras import needs
+
+with needs("train", "models.device"):  # one line if the extra is missing
+    import torch
 
 #: What a device setting may say.
 DEVICE_FORMS = "auto, cpu, cuda, cuda:N or mps"

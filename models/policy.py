@@ -31,8 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
-from torch import nn
+
+from barbu_env.extras import needs
+
+with needs("train", "models.policy"):  # one line if the extra is missing
+    import torch
+    from torch import nn
 
 from models.device import resolve_device
 

@@ -1,5 +1,6 @@
-"""The optional RL-library extras in tests: ``require("ray.rllib")`` imports a module of an
-extra (``pip install -e ".[rllib,torchrl]"``) and returns it. Without the extra the test
+"""The optional RL libraries in tests: ``require("ray.rllib")`` imports a module of an
+extra (``pip install -e ".[rllib,torchrl]"``), or of Tianshou or SuperSuit (installed by name:
+``pip install -c constraints.txt tianshou supersuit``), and returns it. Without the extra the test
 is skipped, except where ``BARBU_REQUIRE_INTEGRATIONS=1`` (``.ci/run``'s integration
 step, which installs the extras to run exactly these tests): there a missing library
 fails the test."""
@@ -28,4 +29,4 @@ def require(module: str) -> ModuleType:
     except ImportError as e:
         if required():
             pytest.fail(f"{module} is not installed, and {REQUIRE_ENV}=1 requires it ({e})", pytrace=False)
-        pytest.skip(f"{module} is not installed (an optional extra: rllib or torchrl)")
+        pytest.skip(f"{module} is not installed (optional: the rllib or torchrl extra, tianshou, supersuit)")

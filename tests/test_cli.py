@@ -144,3 +144,13 @@ def test_help_does_not_import_the_heavy_modules():
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_prints_the_installed_version_and_exits_0(flag, capsys):
+    import barbu_env
+
+    with pytest.raises(SystemExit) as exit_:
+        main([flag])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"barbu {barbu_env.__version__}\n"

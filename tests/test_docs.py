@@ -23,7 +23,7 @@ PAGES = [*sorted((ROOT / "docs").glob("*.md")), *sorted(ROOT.glob("barbu_env/age
 #: The marker of a block that is shown but not run, on the line just before its fence.
 NOT_RUN = re.compile(r"^% not-run: *(.*)$")
 #: Top-level packages of the optional extras whose blocks are skipped when the extra is missing.
-EXTRA_PACKAGES = {"ray": "ray.rllib", "torchrl": "torchrl"}
+EXTRA_PACKAGES = {"ray": "ray.rllib", "torchrl": "torchrl", "tianshou": "tianshou", "supersuit": "supersuit"}
 #: At most this many blocks may be left unrun: the examples are meant to be run.
 MAX_NOT_RUN = 3
 

@@ -3,7 +3,8 @@
 
 The absent extras are simulated in a subprocess that blocks their packages
 (``sys.modules[name] = None`` makes ``import name`` raise ``ModuleNotFoundError``, as an
-absent package does) before importing barbu. ``tests/test_wheel.py`` checks the same in a
+absent package does) before importing barbu; a partial install (Ray core without the
+packages of ``ray[rllib]``) blocks one of the extra's packages only. ``tests/test_wheel.py`` checks the same in a
 real core install of the wheel (slow)."""
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from barbu_env.agents.pretrained import pretrained_path
-from barbu_env.extras import MissingExtraError, require
+from barbu_env.extras import MissingExtraError, install_hint, needs, require
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The packages of the extras that the core install leaves out.
@@ -35,29 +36,55 @@ EXTRA_PACKAGES = (
 )
 
 
+def test_the_hint_installs_the_extra_in_a_clone_of_barbu():
+    # barbu is on no package index: "pip install 'barbu[plot]'" would find nothing (or another package)
+    assert install_hint("plot") == 'pip install -c constraints.txt -e ".[plot]" (in barbu\'s clone)'
+    assert (ROOT / "constraints.txt").is_file() and '"plot"' not in install_hint("train")
+
+
 def test_require_returns_the_module_or_one_line_naming_the_extra():
     assert require("json", "train", "anything") is json
     with pytest.raises(MissingExtraError) as caught:
         require("barbu_absent_package.sub", "plot", "--plot")
-    assert str(caught.value) == "--plot needs barbu_absent_package: pip install 'barbu[plot]'"
+    assert str(caught.value) == f"--plot needs barbu_absent_package: {install_hint('plot')}"
     assert isinstance(caught.value, ImportError) and "\n" not in str(caught.value)
-    with pytest.raises(MissingExtraError, match=r"^x needs ray\[rllib\]: pip install 'barbu\[rllib\]'$"):
+    with pytest.raises(MissingExtraError) as caught:
         require("barbu_absent_package", "rllib", "x", package="ray[rllib]")
+    assert str(caught.value) == f"x needs ray[rllib]: {install_hint('rllib')}"
 
 
 def test_a_missing_extra_survives_a_trip_to_a_worker_process():
-    error = pickle.loads(pickle.dumps(MissingExtraError("torch", "train", "the shipped policy 'ppo'")))
+    error = pickle.loads(pickle.dumps(MissingExtraError("ray", "rllib", "x", "ray[rllib]", "tree")))
     assert isinstance(error, MissingExtraError)
-    assert str(error) == "the shipped policy 'ppo' needs torch: pip install 'barbu[train]'"
+    assert str(error) == f"x needs ray[rllib] (no module named 'tree'): {install_hint('rllib')}"
 
 
-def test_an_installed_package_that_fails_to_import_is_not_a_missing_extra(tmp_path, monkeypatch):
-    (tmp_path / "barbu_broken_pkg.py").write_text("import barbu_absent_dependency\n")
+def test_a_package_whose_own_dependency_is_absent_is_a_missing_extra(tmp_path, monkeypatch):
+    # a partial install (ray without ray[rllib]'s packages): the line names the extra and the module not found
+    (tmp_path / "barbu_partial_pkg.py").write_text("import barbu_absent_dependency\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(MissingExtraError) as caught:
+        require("barbu_partial_pkg", "rllib", "x", package="barbu_partial_pkg[extra]")
+    expected = f"x needs barbu_partial_pkg[extra] (no module named 'barbu_absent_dependency'): {install_hint('rllib')}"
+    assert str(caught.value) == expected
+    with pytest.raises(MissingExtraError, match=r"^y needs barbu_absent_dependency: "):
+        with needs("rllib", "y"):
+            import barbu_partial_pkg  # noqa: F401
+
+
+def test_a_module_missing_from_an_installed_package_is_not_a_missing_extra(tmp_path, monkeypatch):
+    # a broken install: reinstalling the extra is not the remedy, so the error is Python's own
+    (tmp_path / "barbu_broken_pkg").mkdir()
+    (tmp_path / "barbu_broken_pkg" / "__init__.py").write_text("import barbu_broken_pkg.absent_part\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ModuleNotFoundError) as caught:
         require("barbu_broken_pkg", "train", "x")
     assert not isinstance(caught.value, MissingExtraError)
-    assert caught.value.name == "barbu_absent_dependency"
+    assert caught.value.name == "barbu_broken_pkg.absent_part"
+    with pytest.raises(ModuleNotFoundError) as caught:
+        with needs("train", "x"):
+            import barbu_broken_pkg  # noqa: F401
+    assert not isinstance(caught.value, MissingExtraError)
 
 
 #: Runs in a subprocess with the extras' packages blocked; prints a JSON report. A plug-in
@@ -128,7 +155,7 @@ def test_without_the_extras_each_feature_that_needs_one_fails_with_one_line_nami
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    train = "pip install 'barbu[train]'"
+    train = install_hint("train")
     assert report["ppo"] == ["MissingExtraError", f"the shipped policy 'ppo' needs torch: {train}"]
     assert report["ppo-finetuned"] == ["MissingExtraError", f"the shipped policy 'ppo-finetuned' needs torch: {train}"]
     assert report["pt"] == ["MissingExtraError", f"the torch checkpoint ppo.pt needs torch: {train}"]
@@ -139,10 +166,10 @@ def test_without_the_extras_each_feature_that_needs_one_fails_with_one_line_nami
     assert report["heuristic"] == "HeuristicAgent"
     expected = {
         "eval ppo": f"barbu eval: error: the shipped policy 'ppo' needs torch: {train}\n",
-        "eval --plot": "barbu eval: error: --plot needs matplotlib: pip install 'barbu[plot]'\n",
-        "league --plot": "barbu league: error: --plot needs matplotlib: pip install 'barbu[plot]'\n",
+        "eval --plot": f"barbu eval: error: --plot needs matplotlib: {install_hint('plot')}\n",
+        "league --plot": f"barbu league: error: --plot needs matplotlib: {install_hint('plot')}\n",
         "train": f"barbu train: error: barbu train needs torch: {train}\n",
-        "serve": "barbu serve: error: barbu serve needs fastapi: pip install 'barbu[web]'\n",
+        "serve": f"barbu serve: error: barbu serve needs fastapi: {install_hint('web')}\n",
     }
     for name, (code, out, err) in report["cli"].items():
         assert (code, err) == (1, expected[name]), name
@@ -168,21 +195,87 @@ def test_writing_mp4_without_the_video_extra_names_it(tmp_path):
         [sys.executable, "-c", script, str(tmp_path / "clip.mp4")], capture_output=True, text=True, timeout=60
     )
     assert (
-        done.stdout
-        == "MissingExtraError writing MP4 (a .gif needs no extra) needs imageio: pip install 'barbu[video]'\n"
+        done.stdout == f"MissingExtraError writing MP4 (a .gif needs no extra) needs imageio: {install_hint('video')}\n"
     )
 
 
-def test_importing_the_rllib_adapter_without_the_rllib_extra_names_it():
+#: Every module that imports an optional package when imported, a package blocked, and the
+#: line its import raises then: (module, blocked, needed, extra). ``tree`` (dm-tree) and
+#: ``tensordict`` stand for a partial install: Ray core without ``ray[rllib]``'s packages,
+#: torch without TorchRL's.
+ENTRY_POINTS = (
+    ("barbu_env.rllib_env", "ray", "ray[rllib]", "rllib"),
+    ("barbu_env.rllib_env", "tree", "ray[rllib] (no module named 'tree')", "rllib"),
+    ("training.rllib_ppo", "tree", "ray[rllib] (no module named 'tree')", "rllib"),
+    ("training.torchrl_ppo", "tensordict", "torchrl (no module named 'tensordict')", "torchrl"),
+    ("training.torchrl_ppo", "torch", "torchrl (no module named 'torch')", "torchrl"),
+    ("barbu_env.openspiel", "pyspiel", "open_spiel", "openspiel"),
+    ("barbu_env.web.server", "fastapi", "fastapi", "web"),
+    ("training.sb3_maskable_ppo", "sb3_contrib", "sb3_contrib", "train"),
+    *(
+        (module, "torch", "torch", "train")
+        for module in (
+            "models.device",
+            "models.policy",
+            "training.bench_scale",
+            "training.expert",
+            "training.policy_agent",
+            "training.ppo",
+            "training.precision",
+            "training.rollout",
+            "training.sb3_maskable_ppo",
+            "training.workers",
+        )
+    ),
+)
+
+#: Imports each module with its package blocked, in one subprocess (the modules of barbu
+#: are forgotten between cases, the blocked package restored); prints one line per case.
+IMPORT_EACH = """
+import importlib, sys
+for module, blocked in {cases!r}:
+    saved = sys.modules.get(blocked)
+    sys.modules[blocked] = None
+    for name in [m for m in sys.modules if m.partition(".")[0] in ("training", "models") or m == module]:
+        del sys.modules[name]
+    try:
+        importlib.import_module(module)
+        print("imported")
+    except ImportError as e:
+        print(type(e).__name__, e)
+    del sys.modules[blocked]
+    if saved is not None:
+        sys.modules[blocked] = saved
+"""
+
+
+def test_importing_each_optional_module_without_its_extra_names_the_extra():
+    cases = [(module, blocked) for module, blocked, _, _ in ENTRY_POINTS]
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_EACH.format(cases=cases)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    expected = [
+        f"MissingExtraError {module} needs {needed}: {install_hint(extra)}" for module, _, needed, extra in ENTRY_POINTS
+    ]
+    assert done.stdout.splitlines() == expected
+
+
+def test_barbu_train_without_matplotlib_says_so_before_training(tmp_path):
+    # a partial install (torch without the rest of the train extra): the learning curve drawn at
+    # the end of the run would fail after hours of training, so the command checks it first
     script = textwrap.dedent(
         """
         import sys
-        sys.modules["ray"] = None
-        try:
-            import barbu_env.rllib_env
-        except ImportError as e:
-            print(type(e).__name__, e)
+        sys.modules["matplotlib"] = None
+        from barbu_env.cli import main
+        sys.exit(main(["train", "--config", sys.argv[1], "--run-dir", sys.argv[2]]))
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert done.stdout == "MissingExtraError barbu_env.rllib_env needs ray[rllib]: pip install 'barbu[rllib]'\n"
+    config = ROOT / "configs" / "train" / "quick.yaml"
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(config), str(tmp_path / "runs")], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == f"barbu train: error: barbu train needs matplotlib: {install_hint('train')}\n"
+    assert not (tmp_path / "runs").exists()

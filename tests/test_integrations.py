@@ -1,8 +1,9 @@
 """Other RL libraries: the Gymnasium env ``Barbu-v1`` (SB3), RLlib's multi-agent adapter,
-TorchRL's wrapper, and their trained policies as ``barbu eval`` agents.
+TorchRL's wrapper, Tianshou's ``PettingZooEnv`` and ``Collector``, SuperSuit's wrappers,
+and the trained policies as ``barbu eval`` agents.
 
-The environment tests are fast and run in the default suite (the RLlib and TorchRL
-ones are skipped without their extras). The short training runs are ``slow``:
+The environment tests are fast and run in the default suite (the RLlib, TorchRL, Tianshou
+and SuperSuit ones are skipped without those libraries). The short training runs are ``slow``:
 ``pytest -m "slow or not slow" tests/test_integrations.py`` with the extras installed
 (``.ci/run`` does so in its integration step, with ``BARBU_REQUIRE_INTEGRATIONS=1``: a
 missing extra fails there instead of skipping; see ``tests/integration_extras.py``)."""
@@ -13,6 +14,7 @@ import json
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import gymnasium
@@ -359,6 +361,113 @@ def test_torchrl_wrapper_credits_each_seat_with_its_rewards():
     assert all(c["ended"][-1] for c in credit) and torch.tensor(per_seat).abs().sum() > 0
 
 
+# ---------------------------------------------------------------------- Tianshou
+
+
+def tianshou_collection(namespace: dict, make_env, episodes: int, seed: int):
+    """Collect ``episodes`` episodes from ``make_env`` with the docs' policies, as the docs do."""
+    from tianshou.data import Collector, ReplayBuffer
+    from tianshou.env import DummyVectorEnv
+
+    np.random.seed(seed)  # noqa: NPY002 (Tianshou's random policy and exploration use the global generator)
+    envs = DummyVectorEnv([make_env])
+    envs.seed(seed)
+    collector = Collector(namespace["policy"], envs, ReplayBuffer(10_000), exploration_noise=True)
+    return collector.collect(n_episode=episodes, reset_before_collect=True)
+
+
+class ScoresAtTheEnd:
+    """A PettingZoo wrapper factory recording the scores of every episode that ends."""
+
+    def __init__(self):
+        from pettingzoo.utils import BaseWrapper
+
+        scores = self.scores = []
+
+        class Recorder(BaseWrapper):
+            def step(self, action):
+                super().step(action)
+                if action is not None and all(self.terminations.values()):
+                    scores.append(list(self.unwrapped.game.scores))
+
+        self.wrapper = Recorder
+
+
+def test_tianshou_collector_returns_are_each_seats_scores_with_masked_policies():
+    require("tianshou")
+    from tianshou.env import PettingZooEnv
+
+    namespace: dict = {}
+    exec(compile(docs_snippet("PettingZooEnv"), "docs/integrations.md", "exec"), namespace)
+    recorded = ScoresAtTheEnd()
+
+    def make_env():  # the docs' environment, recording the scores
+        return PettingZooEnv(namespace["WithoutInfos"](recorded.wrapper(barbu_env.env(episode="hand"))))
+
+    stats = tianshou_collection(namespace, make_env, episodes=8, seed=0)
+    # Every action was legal (an illegal one raises); each episode's return row is its four scores.
+    assert stats.n_collected_episodes == 8 and stats.returns.shape == (8, 4)
+    assert stats.returns.tolist() == recorded.scores
+    assert stats.returns.any()
+
+
+def test_tianshou_collector_fails_on_the_hand_result_infos_without_the_docs_wrapper():
+    # Why the docs drop the infos: Tianshou's buffer needs infos of one shape, and hand results vary.
+    # If this starts passing, Tianshou (or the infos) changed: the docs' wrapper may go.
+    require("tianshou")
+    from tianshou.env import PettingZooEnv
+
+    namespace: dict = {}
+    exec(compile(docs_snippet("PettingZooEnv"), "docs/integrations.md", "exec"), namespace)
+    with pytest.raises((ValueError, TypeError)):
+        tianshou_collection(namespace, lambda: PettingZooEnv(barbu_env.env(episode="hand")), episodes=40, seed=0)
+
+
+# ---------------------------------------------------------------------- SuperSuit
+
+
+@pytest.mark.parametrize("wrapper", ["frame_stack_v1", "frame_stack_v2", "normalize_obs_v0", "dtype_v0", "flatten_v0"])
+def test_supersuits_observation_wrappers_refuse_the_dict_observation(wrapper):
+    supersuit = require("supersuit")
+    args = {"frame_stack_v1": (4,), "frame_stack_v2": (4,), "dtype_v0": (np.float16,)}.get(wrapper, ())
+    with pytest.raises((AssertionError, AttributeError)):
+        env = getattr(supersuit, wrapper)(barbu_env.env(), *args)
+        env.reset(seed=0)
+
+
+def test_docs_supersuit_snippet_transforms_the_observation_and_keeps_the_mask():
+    require("supersuit")
+    from pettingzoo.test import api_test
+
+    namespace: dict = {}
+    exec(compile(docs_snippet("observation_lambda_v0"), "docs/integrations.md", "exec"), namespace)
+    env, plain = namespace["env"], barbu_env.env()
+    env.reset(seed=2)
+    plain.reset(seed=2)
+    obs, expected = env.observe(env.agent_selection), plain.observe(plain.agent_selection)
+    assert obs["observation"].dtype == np.float16 and env.observation_space("player_0").contains(obs)
+    np.testing.assert_array_equal(obs["action_mask"], expected["action_mask"])
+    np.testing.assert_array_equal(obs["observation"], expected["observation"].astype(np.float16))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the Dict observation's warnings: tests/test_pettingzoo_api.py
+        api_test(env, num_cycles=100)
+
+
+def test_supersuit_frame_stack_and_dtype_work_on_barbu_v1_with_the_mask_through_them():
+    supersuit = require("supersuit")
+    base = gymnasium.make("Barbu-v1", opponents="random")
+    for env, shape, dtype in [
+        (supersuit.frame_stack_v1(base, 4), (4 * OBS_DIM,), np.float32),
+        (supersuit.dtype_v0(base, np.float16), (OBS_DIM,), np.float16),
+    ]:
+        obs, info = env.reset(seed=0)
+        mask = env.get_wrapper_attr("action_masks")()
+        assert obs.shape == shape and obs.dtype == dtype and env.observation_space.contains(obs)
+        np.testing.assert_array_equal(mask, info["action_mask"].astype(bool))
+        obs, *_ = env.step(int(np.flatnonzero(mask)[0]))
+        assert obs.shape == shape
+
+
 # ---------------------------------------------------------------------- the integrations page's snippets
 
 INTEGRATIONS = (Path(__file__).resolve().parent.parent / "docs" / "integrations.md").read_text()
@@ -376,6 +485,34 @@ def test_docs_sb3_snippet_trains_and_saves_an_agent(tmp_path, monkeypatch):
     obs, info = BarbuGymEnv().reset(seed=0)
     agent = make_agent("runs/sb3/model.zip", trust=True)
     assert info["action_mask"][agent.act({"observation": obs, "action_mask": info["action_mask"]})]
+
+
+def test_docs_gymnasium_mask_lines_give_the_mask_and_plain_action_masks_does_not():
+    namespace: dict = {}
+    exec(compile(docs_snippet('get_wrapper_attr("action_masks")'), "docs/integrations.md", "exec"), namespace)
+    env, info, mask = namespace["env"], namespace["info"], namespace["mask"]
+    expected = info["action_mask"].astype(bool)
+    np.testing.assert_array_equal(mask, expected)
+    # The table's mask cell for Gymnasium, evaluated as written.
+    (row,) = [line for line in INTEGRATIONS.splitlines() if line.startswith("| Gymnasium, SB3 |")]
+    (cell,) = re.findall(r"`([^`]+)`", row.split(" | ")[2])
+    np.testing.assert_array_equal(eval(cell, {"env": env}), expected)
+    # What the page warns about: Gymnasium's wrappers do not forward the method.
+    with pytest.raises(AttributeError):
+        env.action_masks()
+
+
+def test_sb3_finds_the_mask_through_gymnasiums_wrappers():
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    env = gymnasium.make("Barbu-v1", opponents="random")
+    vec = DummyVecEnv([lambda: env])
+    vec.seed(0)
+    vec.reset()
+    assert is_masking_supported(vec) and is_masking_supported(env)
+    np.testing.assert_array_equal(get_action_masks(vec)[0], env.unwrapped.action_masks())
+    np.testing.assert_array_equal(get_action_masks(env), env.unwrapped.action_masks())
 
 
 def test_docs_rllib_snippet_builds_a_config():

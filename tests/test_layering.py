@@ -2,9 +2,12 @@
 
 The engine is framework-free: importing it (or the package, the modules that observe,
 render and record it, or the batched engine ``barbu_env.vector``) loads no RL or DL
-framework, and ``import barbu_env`` does not load the batched engine (it loads numba: the
-kernels under the engine are the rules); the tournament loads neither torch nor PettingZoo.
-Checked in a fresh interpreter, since this test session imports them.
+framework but Gymnasium, whose registry the package's ``__init__`` fills with
+``"Barbu-v1"``'s entry-point strings (Gymnasium is a core dependency, and the id must exist
+whatever was imported first); no module of the engine imports Gymnasium itself, and
+``import barbu_env`` does not load the batched engine (it loads numba: the kernels under
+the engine are the rules); the tournament loads neither torch nor PettingZoo. Checked in
+a fresh interpreter, since this test session imports them.
 
 Within the package (read from the source, so that imports inside functions count too):
 the engine's modules import only modules below them (the action ids and ``mask_array``
@@ -24,7 +27,7 @@ import pytest
 
 import barbu_env
 
-FRAMEWORKS = ("torch", "pettingzoo", "gymnasium")
+FRAMEWORKS = ("torch", "pettingzoo", "ray", "tensorflow", "jax")
 
 
 def modules_loaded_by(statement: str) -> list[str]:
@@ -70,6 +73,16 @@ def test_engine_imports_no_rl_framework(statement):
     assert "barbu_env.engine" in modules
     assert ("barbu_env.vector" in modules) == ("VectorBarbu" in statement)
     assert frameworks_in(modules) == []
+
+
+def test_only_the_package_init_imports_gymnasium_among_the_engine_s_modules():
+    importers = {
+        path.stem
+        for path in [PACKAGE / "__init__.py", *(PACKAGE / f"{name}.py" for name in CORE_ORDER)]
+        for module, _ in barbu_imports(path)
+        if module.split(".")[0] == "gymnasium"
+    }
+    assert importers == {"__init__"}
 
 
 def test_the_check_sees_a_framework_when_one_is_imported():

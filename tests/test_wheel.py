@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from barbu_env.agents.pretrained import SHIPPED
+from barbu_env.extras import install_hint
 from barbu_env.rules import load_rules, preset_names
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -199,7 +200,7 @@ def test_the_core_install_plays_heuristic_and_pimc_and_names_the_train_extra_for
     for seat in range(4):
         assert len({g["seats"][seat] for g in doc["games"]}) == 4
 
-    message = "the shipped policy 'ppo' needs torch: pip install 'barbu[train]'"
+    message = f"the shipped policy 'ppo' needs torch: {install_hint('train')}"
     assert _run([python, "-c", PPO_WITHOUT_TORCH], cwd=elsewhere, env=env).stdout == message + "\n"
     failed = subprocess.run(
         [barbu, "eval", "--agents", "ppo,heuristic,heuristic,heuristic", "--games", "4", "--no-progress"],

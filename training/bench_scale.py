@@ -34,7 +34,10 @@ import time
 import warnings
 from pathlib import Path
 
-import torch
+from barbu_env.extras import needs
+
+with needs("train", "training.bench_scale"):  # one line if the extra is missing
+    import torch
 
 from training.config import Args, OversubscribedWarning, learner_threads, load_args, model_config
 

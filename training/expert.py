@@ -52,7 +52,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
+
+from barbu_env.extras import needs
+
+with needs("train", "training.expert"):  # one line if the extra is missing
+    import torch
 
 from barbu_env.actions import NUM_ACTIONS
 from barbu_env.agents import make_agent

@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
+
+from barbu_env.extras import needs
+
+with needs("train", "training.policy_agent"):  # one line if the extra is missing
+    import torch
 
 from barbu_env.agents.base import Agent
 from models.device import resolve_device

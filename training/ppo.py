@@ -83,8 +83,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 import yaml
+
+from barbu_env.extras import needs
+
+with needs("train", "training.ppo"):  # one line if the extra is missing
+    import torch
 
 from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.agents.registry import split_agent_specs

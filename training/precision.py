@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import contextlib
 
-import torch
+from barbu_env.extras import needs
+
+with needs("train", "training.precision"):  # one line if the extra is missing
+    import torch
 
 PRECISIONS = ("auto", "float32", "bfloat16")
 

@@ -43,9 +43,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ray.rllib.algorithms.ppo import PPOConfig
-from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+from barbu_env.extras import needs
+
+with needs("rllib", "training.rllib_ppo", package="ray[rllib]"):  # one line if the extra is missing
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from barbu_env.rllib_env import BarbuMultiAgentEnv, MaskedPPOTorchRLModule
 from training.config import add_field_flags

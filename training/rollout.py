@@ -27,7 +27,11 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-import torch
+
+from barbu_env.extras import needs
+
+with needs("train", "training.rollout"):  # one line if the extra is missing
+    import torch
 
 from barbu_env.agents import Agent, ask, make_agent
 from barbu_env.agents.registry import agent_takes, split_agent_specs

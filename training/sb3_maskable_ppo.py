@@ -25,10 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gymnasium
-import torch
-from sb3_contrib import MaskablePPO
-from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.env_util import make_vec_env
+
+from barbu_env.extras import needs
+
+with needs("train", "training.sb3_maskable_ppo"):  # one line if the extra is missing
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
 
 import barbu_env.gym_env  # noqa: F401  (registers Barbu-v1)
 from training.config import add_field_flags

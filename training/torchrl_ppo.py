@@ -39,17 +39,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
-from tensordict import TensorDict
-from tensordict.nn import TensorDictModule
-from torch import nn
-from torchrl.collectors import Collector
-from torchrl.envs import PettingZooWrapper
-from torchrl.modules import MaskedCategorical, ProbabilisticActor
-from torchrl.objectives import ClipPPOLoss
-from torchrl.objectives.value.functional import generalized_advantage_estimate
 
 import barbu_env
+from barbu_env.extras import needs
+
+with needs("torchrl", "training.torchrl_ppo", package="torchrl"):  # one line if the extra is missing
+    import torch
+    from tensordict import TensorDict
+    from tensordict.nn import TensorDictModule
+    from torch import nn
+    from torchrl.collectors import Collector
+    from torchrl.envs import PettingZooWrapper
+    from torchrl.modules import MaskedCategorical, ProbabilisticActor
+    from torchrl.objectives import ClipPPOLoss
+    from torchrl.objectives.value.functional import generalized_advantage_estimate
+
 from barbu_env.actions import AGENTS
 from barbu_env.credit import NO_DECISION, credit_steps
 from models.policy import BarbuActorCritic, PolicyConfig, save_checkpoint

@@ -39,9 +39,12 @@ from typing import Any
 
 import numba
 import numpy as np
-import torch
 
-from barbu_env.extras import require
+from barbu_env.extras import needs, require
+
+with needs("train", "training.workers"):  # one line if the extra is missing
+    import torch
+
 from barbu_env.observation import OBS_DIM
 from models.policy import BarbuActorCritic
 from training.config import Args, model_config

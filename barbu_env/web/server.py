@@ -51,11 +51,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
-from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, Response
-from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field
+
+from ..extras import needs
+
+with needs("web", "barbu_env.web.server"):  # one line if the extra is missing
+    from fastapi import Depends, FastAPI, HTTPException, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import FileResponse, JSONResponse, Response
+    from fastapi.staticfiles import StaticFiles
+    from pydantic import BaseModel, ConfigDict, Field
 
 from ..actions import AGENTS, NUM_ACTIONS, mask_array
 from ..agents import Agent, agent_names, make_agent
