@@ -13,6 +13,9 @@ Action mask          ``info["action_mask"]``: int8[85]; ``action_masks()`` on th
                      ``gymnasium.make`` adds (sb3-contrib's ``MaskablePPO`` finds it)
 Episode              one whole game (28 hands), about 400 decisions of the learner;
                      or its first 7 hands or first hand (``episode``)
+Many at once         ``gymnasium.make_vec("Barbu-v1", num_envs=N, ...)``: N of these
+                     on the batched engine, the same arguments
+                     (``barbu_env.vector_gym.BarbuGymVectorEnv``)
 ===================  =============================================================
 
 The learner sits in one seat of ``barbu_env.env()``'s game; the other three seats are

@@ -23,13 +23,20 @@ Design decisions (docs/openspiel.md has the whole page):
   defaults, so a switch cannot say whether it was given: a switch at its standard value
   takes the preset's value, any other value overrides the preset. ``str(game)`` lists the
   rules in force, switch by switch, and loads the same game.
-* Rewards per hand: the hand's settled scores (the PettingZoo environment's rewards) from
-  the decision that ends it until the next decision (through the chance steps that deal
-  the next hand, as OpenSpiel's tools read rewards at decisions); returns are their sum
-  since the state began. Utility: ``utility_of``.
-* Tensors from ``make_py_observer``: perfect_recall=False is the observation
-  (``BarbuState.observe``, ``observation.OBS_DIM``), perfect_recall=True the information
-  state (``BarbuState.information_state``, ``observation.INFO_DIM``). Strings are written
+* Parameter ``rewards``: "hand" (the default) or "terminal".
+  "hand": the reward model is REWARDS: a hand's settled scores (the PettingZoo
+  environment's rewards) from the decision that ends it until the next decision (through
+  the chance steps that deal the next hand, as OpenSpiel's tools read rewards at
+  decisions); returns are their sum since the state began.
+  "terminal": the reward model is TERMINAL (each game instance's ``get_type()`` says so,
+  as its utility follows the parameters; OpenSpiel's MCTS bot requires it):
+  ``rewards()`` and ``returns()`` are zeros until the episode ends, then both are the
+  episode's total scores. Utility: ``utility_of``.
+* Tensors from ``make_py_observer`` (what ``open_spiel.python.observation.make_observation``
+  returns): perfect_recall=False is the observation (``BarbuState.observe``,
+  ``observation.OBS_DIM``), perfect_recall=True the information state
+  (``BarbuState.information_state``, ``observation.INFO_DIM``), written by the kernels
+  into the observer's one ``tensor`` in place at each ``set_from``. Strings are written
   from the decoded tensor. At a dealing node the player sees the hand about to be played as
   at its first decision, holding only the cards dealt to it so far; before the first
   declarer is drawn the tensor is zeros.
@@ -51,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _kernels as K
 from .actions import NUM_ACTIONS, action_text
 from .cards import FULL_DECK, NUM_CARDS, RANK_NAMES, SUIT_NAMES, card_text, cards_of, hand_text
 from .constants import CARDS_PER_HAND, CONTRACT_NAMES, EPISODE_HANDS, NUM_CONTRACTS, NUM_PLAYERS, Phase
@@ -78,8 +86,14 @@ TUPLE_SEPARATOR = ";"
 _SWITCHES = tuple(f.name for f in dataclasses.fields(Rules))
 _TUPLE_SWITCHES = frozenset(f.name for f in dataclasses.fields(Rules) if f.type.startswith("tuple"))
 _STANDARD = Rules()
+#: ``_BYTE_CARDS[k][b]``: the card ids of the set bits of byte ``b`` at byte ``k`` (0-6) of a card set.
+_BYTE_CARDS = tuple(tuple(tuple(8 * k + i for i in range(8) if b >> i & 1) for b in range(256)) for k in range(7))
+#: ``_OUTCOMES[n][c]``: the chance outcome ``(c, 1/n)`` of card ``c`` with ``n`` cards left to deal.
+_OUTCOMES = ((),) + tuple(tuple((c, 1.0 / n) for c in range(NUM_CARDS)) for n in range(1, NUM_CARDS + 1))
 _RELATIVE = ("me", "left", "opposite", "right")
 _PRIVATE_SLICES = ("hand", "dealt")
+#: Values of the ``rewards`` parameter: per hand (OpenSpiel's REWARDS), or the episode's total at its end (TERMINAL).
+REWARDS = ("hand", "terminal")
 
 
 def _param_value(name: str, value: Any) -> Any:
@@ -104,21 +118,36 @@ def _switch_value(name: str, value: Any) -> Any:
 _PARAMETERS = {
     "rules": "standard",  # a preset (barbu_env/presets): the switches not given
     "episode": "game",  # "game" (28 hands), "round" (7) or "hand" (1)
+    "rewards": "hand",  # "hand" (each hand's scores as it ends) or "terminal" (the episode's total at its end)
     **{name: _param_value(name, getattr(_STANDARD, name)) for name in _SWITCHES},  # docs/rules.md
 }
 
 
-def game_params(rules: Rules | str | Mapping | None = None, episode: str = "game") -> dict[str, Any]:
+def game_params(
+    rules: Rules | str | Mapping | None = None, episode: str = "game", rewards: str = "hand"
+) -> dict[str, Any]:
     """The pyspiel parameters of the game under ``rules`` (a ``Rules``, a preset name, a
-    mapping of switches or None) and ``episode``: every switch explicit.
+    mapping of switches or None), ``episode`` and ``rewards`` (``REWARDS``): every switch explicit.
 
     >>> game_params("declarer_only", "hand")["no_last_two_points"]
     '-15;-15'
     """
     episode_hands(episode)
+    _check_rewards(rewards)
     name = rules if isinstance(rules, str) and rules in _preset_set() else "standard"
     resolved = load_rules(rules)
-    return {"rules": name, "episode": episode, **{k: _param_value(k, getattr(resolved, k)) for k in _SWITCHES}}
+    return {
+        "rules": name,
+        "episode": episode,
+        "rewards": rewards,
+        **{k: _param_value(k, getattr(resolved, k)) for k in _SWITCHES},
+    }
+
+
+def _check_rewards(rewards: Any) -> str:
+    if rewards not in REWARDS:
+        raise ValueError(f"parameter 'rewards' is one of {list(REWARDS)}, not {rewards!r}")
+    return rewards
 
 
 def _preset_set() -> set[str]:
@@ -140,9 +169,9 @@ def rules_of(params: Mapping[str, Any]) -> Rules:
     return Rules.from_mapping(base)
 
 
-def load_game(rules: Rules | str | Mapping | None = None, episode: str = "game") -> BarbuGame:
-    """The OpenSpiel game of ``rules`` and ``episode`` (``pyspiel.load_game`` of ``game_params``)."""
-    return pyspiel.load_game(GAME_NAME, game_params(rules, episode))
+def load_game(rules: Rules | str | Mapping | None = None, episode: str = "game", rewards: str = "hand") -> BarbuGame:
+    """The OpenSpiel game of ``rules``, ``episode`` and ``rewards`` (``pyspiel.load_game`` of ``game_params``)."""
+    return pyspiel.load_game(GAME_NAME, game_params(rules, episode, rewards))
 
 
 # ---------------------------------------------------------------------- the game's description
@@ -172,7 +201,7 @@ def utility_of(rules: Rules, episode: str) -> tuple[pyspiel.GameType.Utility, fl
     return kind, float(total), float(bound)
 
 
-def _game_type(utility: pyspiel.GameType.Utility) -> pyspiel.GameType:
+def _game_type(utility: pyspiel.GameType.Utility, rewards: str = "hand") -> pyspiel.GameType:
     return pyspiel.GameType(
         short_name=GAME_NAME,
         long_name="Barbu",
@@ -180,7 +209,9 @@ def _game_type(utility: pyspiel.GameType.Utility) -> pyspiel.GameType:
         chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
         information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
         utility=utility,
-        reward_model=pyspiel.GameType.RewardModel.REWARDS,
+        reward_model=(
+            pyspiel.GameType.RewardModel.TERMINAL if rewards == "terminal" else pyspiel.GameType.RewardModel.REWARDS
+        ),
         max_num_players=NUM_PLAYERS,
         min_num_players=NUM_PLAYERS,
         provides_information_state_string=True,
@@ -213,14 +244,18 @@ class BarbuGame(pyspiel.Game):
         rules = rules_of(params)
         episode = params.get("episode", "game")
         episode_hands(episode)
+        rewards = _check_rewards(params.get("rewards", "hand"))
         utility, _, _ = utility_of(rules, episode)
         resolved = {**params, **{k: _param_value(k, getattr(rules, k)) for k in _SWITCHES}}
         resolved.setdefault("rules", "standard")
         resolved["episode"] = episode
-        super().__init__(_game_type(utility), _game_info(rules, episode), resolved)
+        resolved["rewards"] = rewards
+        # The game type is this instance's: its utility and reward model follow the parameters.
+        super().__init__(_game_type(utility, rewards), _game_info(rules, episode), resolved)
         self.rules = rules
         self.episode = episode
-        self._setup = _Setup(rules, episode)
+        self.rewards = rewards
+        self._setup = _Setup(rules, episode, rewards == "terminal")
 
     def new_initial_state(self) -> BarbuSpielState:
         return BarbuSpielState(self)
@@ -237,19 +272,19 @@ class BarbuGame(pyspiel.Game):
 class _Setup:
     """What every state of one game shares: the rules and the episode."""
 
-    __slots__ = ("rules", "episode")
+    __slots__ = ("rules", "episode", "terminal")
 
-    def __init__(self, rules: Rules, episode: str):
-        self.rules, self.episode = rules, episode
+    def __init__(self, rules: Rules, episode: str, terminal: bool = False):
+        self.rules, self.episode, self.terminal = rules, episode, terminal
 
     def __deepcopy__(self, memo) -> _Setup:
         return self
 
     def __getstate__(self):
-        return (self.rules, self.episode)
+        return (self.rules, self.episode, self.terminal)
 
     def __setstate__(self, state) -> None:
-        self.rules, self.episode = state
+        self.rules, self.episode, self.terminal = state
 
 
 class _Core:
@@ -327,9 +362,14 @@ class BarbuSpielState(pyspiel.State):
         if core.first < 0:
             return [(seat, 1.0 / NUM_PLAYERS) for seat in range(NUM_PLAYERS)]
         d = core.deal
-        left = cards_of(FULL_DECK & ~(d[0] | d[1] | d[2] | d[3]))
-        p = 1.0 / len(left)
-        return [(c, p) for c in left]
+        m = FULL_DECK & ~(d[0] | d[1] | d[2] | d[3])
+        b = _BYTE_CARDS  # a byte at a time: a chance step is on the hot path of every sampled game
+        left = (
+            *b[0][m & 255], *b[1][m >> 8 & 255], *b[2][m >> 16 & 255], *b[3][m >> 24 & 255],
+            *b[4][m >> 32 & 255], *b[5][m >> 40 & 255], *b[6][m >> 48],
+        )  # fmt: skip
+        row = _OUTCOMES[len(left)]
+        return [row[c] for c in left]
 
     def _apply_action(self, action: int) -> None:
         core = self._core
@@ -372,13 +412,21 @@ class BarbuSpielState(pyspiel.State):
             core.engine.deal_hand([cards_of(h) for h in d])
 
     def rewards(self) -> list[float]:
-        """The settled scores of the hand that the last decision ended, else zeros (until
-        the next decision: the chance steps that deal the next hand leave them)."""
-        return list(self._core.rewards)
+        """rewards=hand: the settled scores of the hand that the last decision ended, else
+        zeros (until the next decision: the chance steps that deal the next hand leave them).
+        rewards=terminal: zeros until the episode ends, then ``returns()``."""
+        core = self._core
+        if core.setup.terminal:
+            return list(core.returns) if self.is_terminal() else [0.0] * NUM_PLAYERS
+        return list(core.rewards)
 
     def returns(self) -> list[float]:
-        """The settled scores of the hands played since this state's start."""
-        return list(self._core.returns)
+        """The settled scores of the hands played since this state's start (rewards=terminal:
+        zeros until the episode ends)."""
+        core = self._core
+        if core.setup.terminal and not self.is_terminal():
+            return [0.0] * NUM_PLAYERS
+        return list(core.returns)
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
@@ -403,15 +451,21 @@ class BarbuSpielState(pyspiel.State):
 
     # -------------------------------------------------------------- tensors
 
-    def _tensor(self, player: int, perfect_recall: bool) -> np.ndarray:
-        """``player``'s observation or information state (at chance nodes: module docstring)."""
+    def _write_tensor(self, player: int, out: np.ndarray, out64: np.ndarray) -> None:
+        """``player``'s observation (``out`` float32 [1, OBS_DIM]) or information state
+        ([1, INFO_DIM]), written in place by the kernels; ``out64`` is ``out`` seen as uint64.
+        At chance nodes: the module docstring."""
         core = self._core
-        dim = INFO_DIM if perfect_recall else OBS_DIM
-        if core.engine is None:
-            return np.zeros(dim, dtype=np.float32)
         e = core.engine
-        x = e.information_state(player) if perfect_recall else e.observe(player)
+        if e is None:
+            out.fill(0.0)
+            return
+        if not 0 <= player < NUM_PLAYERS:
+            raise ValueError(f"player must be 0-3, not {player!r}")
+        K.game_observe(*e._games, e._rp, out, out64, player)
         if core.ndealt < DEAL_NODES:
+            x = out[0]
+            perfect_recall = len(x) == INFO_DIM
             row = _card_row(core.deal[player])
             a, b, _ = OFFSETS["hand"]
             x[a:b] = row
@@ -421,7 +475,6 @@ class BarbuSpielState(pyspiel.State):
             a, _, _ = OFFSETS["cards_left"]
             for r in range(NUM_PLAYERS):
                 x[a + r] = core.deal[(player + r) % NUM_PLAYERS].bit_count() / CARDS_PER_HAND
-        return x
 
     # -------------------------------------------------------------- resampling
 
@@ -516,13 +569,17 @@ class BarbuObserver:
         self.private = iig_obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
         self.public = bool(iig_obs_type.public_info)
         offsets = INFO_OFFSETS if self.perfect_recall else OFFSETS
-        self.tensor = np.zeros(INFO_DIM if self.perfect_recall else OBS_DIM, dtype=np.float32)
+        self._out = np.zeros((1, INFO_DIM if self.perfect_recall else OBS_DIM), dtype=np.float32)
+        self._out64 = self._out.view(np.uint64)  # the kernels write card rows as 64-bit words
+        self.tensor = self._out[0]
         self.dict = {name: self.tensor[a:b].reshape(shape) for name, (a, b, shape) in offsets.items()}
         self._private = [offsets[n][:2] for n in _PRIVATE_SLICES if n in offsets]
         self._strings: dict[tuple, str] = {}
 
     def set_from(self, state: BarbuSpielState, player: int) -> None:
-        x = state._tensor(player, self.perfect_recall)
+        """Write ``player``'s tensor into ``tensor`` in place (the kernels write it; nothing allocated)."""
+        state._write_tensor(player, self._out, self._out64)
+        x = self.tensor
         if not self.public:
             keep = [x[a:b].copy() for a, b in self._private]
             x[:] = 0
@@ -531,7 +588,6 @@ class BarbuObserver:
         if not self.private:
             for a, b in self._private:
                 x[a:b] = 0
-        self.tensor[:] = x
 
     def string_from(self, state: BarbuSpielState, player: int) -> str:
         """``describe`` of the tensor. Search keys its tree by this string, calling it for
@@ -709,6 +765,7 @@ pyspiel.register_game(_game_type(utility_of(_STANDARD, "game")[0]), BarbuGame)
 
 __all__ = [
     "GAME_NAME",
+    "REWARDS",
     "BarbuGame",
     "BarbuObserver",
     "BarbuSpielState",

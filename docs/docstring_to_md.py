@@ -29,7 +29,7 @@ from docutils.core import publish_doctree
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The pages that carry docstrings, and the heading level of the docstring's sections there.
-PAGES = {"docs/environment.md": 3}
+PAGES = {"docs/environment.md": 3, "docs/gym.md": 3}
 MARKER = re.compile(r"<!-- docstring: ([\w.]+) -->\n.*?<!-- end docstring -->", re.S)
 
 

@@ -41,9 +41,10 @@ default (unlimited world samples, the most visited action, information-state key
 of points, so 2.0 explores little (see ``docs/agents.md``). It is deterministic for a
 seed.
 
-It needs OpenSpiel (``pip install 'barbu[openspiel]'``); without it, making the agent
-raises ``barbu_env.extras.MissingExtraError`` with the one line to act on. Importing
-this module (``import barbu_env``, the registry) does not import ``pyspiel``.
+It needs OpenSpiel, the ``openspiel`` extra (``pip install -c constraints.txt -e
+".[openspiel]"`` in barbu's clone); without it, making the agent raises
+``barbu_env.extras.MissingExtraError`` with the one line to act on. Importing this module
+(``import barbu_env``, the registry) does not import ``pyspiel``.
 """
 
 from __future__ import annotations
