@@ -38,7 +38,10 @@ barbu pyspiel bare              the OpenSpiel game ``python_barbu`` (``barbu_env
                                 their share of the time is in the note
 barbu pyspiel + observation     as pyspiel bare, plus ``observation_tensor(player)`` for the
                                 player to act (the observation through OpenSpiel's Python
-                                observer bridge)
+                                observer bridge, copied out as a list of floats)
+barbu pyspiel + observer        as pyspiel bare, plus ``observation.set_from(state, player)``
+                                of an observer made once by ``make_observation`` (the path
+                                of the hearts observer row), filling its numpy buffer
 pimc agent                      one ``act`` of the ``pimc`` search agent in seat 0 of the AEC
                                 environment (three ``heuristic`` players), forced decisions
                                 included; only the agent's time counts; ``--pimc-games`` games
@@ -97,6 +100,7 @@ HEARTS_OBS = "OpenSpiel hearts: + observer -> numpy"
 PIMC = "pimc agent: its own decisions (1 seat, 3 heuristic)"
 PYSPIEL_BARE = "barbu pyspiel python_barbu: bare"
 PYSPIEL_OBS = "barbu pyspiel python_barbu: + observation_tensor"
+PYSPIEL_OBSERVER = "barbu pyspiel python_barbu: + observer -> numpy"
 
 #: Which hearts figure each Barbu figure is divided by.
 RATIO_TO = {
@@ -107,6 +111,7 @@ RATIO_TO = {
     VECTOR: HEARTS_OBS,
     PYSPIEL_BARE: HEARTS_BARE,
     PYSPIEL_OBS: HEARTS_OBS,
+    PYSPIEL_OBSERVER: HEARTS_OBS,
 }
 
 #: Games stepped together by the batched-engine subject, unless ``--batch`` says otherwise.
@@ -482,14 +487,24 @@ def bench_pyspiel(
     games: int | None = None,
     rules: Rules | str | None = None,
     seed: int = 0,
-    observe: bool = False,
+    observe: bool | str = False,
 ) -> Measurement:
     """Random play of the OpenSpiel game ``python_barbu`` (a whole game per episode):
     decisions counted, chance steps sampled, timed one by one and reported in the note;
-    with ``observe`` the player to act's ``observation_tensor`` at every decision."""
+    with ``observe`` (True or ``"observation_tensor"``) the player to act's
+    ``observation_tensor`` at every decision, with ``observe="observer"`` an observer made
+    once by ``make_observation`` filling its numpy buffer for that player (the path the
+    ``hearts`` observer row measures)."""
+    import pyspiel
+    from open_spiel.python.observation import make_observation
+
     from . import openspiel
 
+    mode = "observation_tensor" if observe is True else (observe or None)
+    if mode not in (None, "observation_tensor", "observer"):
+        raise ValueError(f"observe is False, True, 'observation_tensor' or 'observer', not {observe!r}")
     game = openspiel.load_game(rules, "game")
+    observer = make_observation(game, pyspiel.IIGObservationType(perfect_recall=False)) if mode == "observer" else None
     warm_kernels(load_rules(rules))
     rng = random.Random(seed)
     chance_nodes = 0
@@ -511,7 +526,9 @@ def bench_pyspiel(
                 c += 1
                 continue
             player = state.current_player()
-            if observe:
+            if observer is not None:
+                observer.set_from(state, player)
+            elif mode:
                 state.observation_tensor(player)
             legal = state.legal_actions()
             state.apply_action(legal[int(rng.random() * len(legal))])
@@ -528,7 +545,8 @@ def bench_pyspiel(
         f"{share:.0%} of the time, {chance_seconds / max(chance_nodes, 1) * 1e6:.1f} us each; "
         f"decisions alone {decisions / rest if rest > 0 else 0:,.0f}/s"
     )
-    return Measurement(PYSPIEL_OBS if observe else PYSPIEL_BARE, played, decisions, elapsed, note=note)
+    name = {None: PYSPIEL_BARE, "observation_tensor": PYSPIEL_OBS, "observer": PYSPIEL_OBSERVER}[mode]
+    return Measurement(name, played, decisions, elapsed, note=note)
 
 
 # ---------------------------------------------------------------------- the run
@@ -604,6 +622,7 @@ def run(
         (HEARTS_OBS, spiel_error, lambda: bench_hearts_observer(seconds, games, seed)),
         (PYSPIEL_BARE, spiel_error, lambda: bench_pyspiel(seconds, games, rules, seed)),
         (PYSPIEL_OBS, spiel_error, lambda: bench_pyspiel(seconds, games, rules, seed, observe=True)),
+        (PYSPIEL_OBSERVER, spiel_error, lambda: bench_pyspiel(seconds, games, rules, seed, observe="observer")),
     ]
     if pimc_games > 0:
         subjects.append((PIMC, env_error, lambda: bench_pimc(pimc_games, pimc_worlds, rules, seed)))

@@ -513,3 +513,6 @@ def test_bench_times_pyspiel_decisions_with_the_chance_steps_apart():
     assert "1,457 chance nodes (1,457 a game)" in m.note and "decisions alone" in m.note
     observed = bench.bench_pyspiel(0.0, games=1, rules="standard", seed=0, observe=True)
     assert observed.name == bench.PYSPIEL_OBS and observed.decisions == m.decisions  # the same seed, the same game
+    observer = bench.bench_pyspiel(0.0, games=1, rules="standard", seed=0, observe="observer")
+    assert observer.name == bench.PYSPIEL_OBSERVER and observer.decisions == m.decisions
+    assert bench.RATIO_TO[bench.PYSPIEL_OBSERVER] == bench.HEARTS_OBS
