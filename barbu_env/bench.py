@@ -611,6 +611,7 @@ def run(
     skipped: dict[str, str] = {}
     env_error = _import_error(make_aec_env, rules)
     spiel_error = _import_error(require, "pyspiel", "openspiel", "OpenSpiel's hearts", "open_spiel")
+    pyspiel_error = _import_error(require, "pyspiel", "openspiel", "Barbu as an OpenSpiel game", "open_spiel")
     vector_error = _import_error(lambda: __import__("barbu_env.vector"))
     subjects = [  # (name, why it cannot run or None, the measurement)
         (ENGINE_MASK, None, lambda: bench_engine_mask(seconds, games, rules, seed)),
@@ -620,9 +621,9 @@ def run(
         (VECTOR, vector_error, lambda: bench_vector(seconds, games, rules, seed, batch)),
         (HEARTS_BARE, spiel_error, lambda: bench_hearts_bare(seconds, games, seed)),
         (HEARTS_OBS, spiel_error, lambda: bench_hearts_observer(seconds, games, seed)),
-        (PYSPIEL_BARE, spiel_error, lambda: bench_pyspiel(seconds, games, rules, seed)),
-        (PYSPIEL_OBS, spiel_error, lambda: bench_pyspiel(seconds, games, rules, seed, observe=True)),
-        (PYSPIEL_OBSERVER, spiel_error, lambda: bench_pyspiel(seconds, games, rules, seed, observe="observer")),
+        (PYSPIEL_BARE, pyspiel_error, lambda: bench_pyspiel(seconds, games, rules, seed)),
+        (PYSPIEL_OBS, pyspiel_error, lambda: bench_pyspiel(seconds, games, rules, seed, observe=True)),
+        (PYSPIEL_OBSERVER, pyspiel_error, lambda: bench_pyspiel(seconds, games, rules, seed, observe="observer")),
     ]
     if pimc_games > 0:
         subjects.append((PIMC, env_error, lambda: bench_pimc(pimc_games, pimc_worlds, rules, seed)))

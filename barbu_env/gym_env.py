@@ -42,7 +42,8 @@ skip_forced=False, illegal_action="random", render_mode=None, episode="game")``
 - ``skip_forced``: when true, the learner's forced decisions (a single legal action: a
   declarer's doubling turn nobody doubled, a Domino pass, a last card) are played for
   it and not returned (the AEC environment itself puts every forced turn to its agent).
-- ``illegal_action``: what ``step`` does with an action off the mask. ``"random"`` (the
+- ``illegal_action``: what ``step`` does with an action of ``Discrete(85)`` off the mask
+  (an action outside the space raises ``ValueError`` in either mode). ``"random"`` (the
   default, so that every action of ``Discrete(85)`` is valid, as Gymnasium's API and its
   checkers expect): a uniformly random legal action is played instead and
   ``info["illegal_action"]`` is true. ``"raise"``: ``IllegalActionError``, nothing
@@ -74,7 +75,8 @@ the totals of its hands, absolute seats).
 Reset options
 -------------
 ``reset(seed=None, options=None)``: ``"deals"`` and ``"first_declarer"`` as in the AEC
-environment, and ``"seat"`` to put the learner in a given seat for this episode. As in
+environment, and ``"seat"`` to put the learner in a given seat for this episode; any
+other key raises ``ValueError``. As in
 Gymnasium, ``reset(seed=s)`` seeds the environment's generator (``np_random``) and a
 ``reset()`` without a seed draws the next game, opponents and all, from the same one.
 
@@ -94,6 +96,7 @@ Version history
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -112,6 +115,39 @@ from .rules import Rules, load_rules
 
 #: What ``step`` may do with an action off the mask (see ``illegal_action``).
 ILLEGAL_ACTION_MODES = ("random", "raise")
+#: The keys ``reset``'s ``options`` may have (any other is refused: a misspelt option would
+#: otherwise pass unnoticed).
+RESET_OPTIONS = ("deals", "first_declarer", "seat")
+
+
+def opponent_specs(opponents: Any) -> list[str | Agent]:
+    """``opponents`` as three agent specs in seat order after the learner: one spec for all
+    three seats or a sequence of three, each a registered name or checkpoint path (a
+    string or a path) or an ``Agent``; anything else is refused here, not at reset."""
+    one = isinstance(opponents, (str, os.PathLike, Agent))
+    specs = [opponents] * (NUM_PLAYERS - 1) if one else list(opponents) if isinstance(opponents, Sequence) else None
+    if specs is None or len(specs) != NUM_PLAYERS - 1:
+        raise ValueError(f"opponents must be one agent spec or three, not {opponents!r}")
+    for spec in specs:
+        if not isinstance(spec, (str, os.PathLike, Agent)):
+            raise ValueError(f"an opponent is an agent name, a checkpoint path or an Agent, not {spec!r}")
+    return [os.fspath(spec) if isinstance(spec, os.PathLike) else spec for spec in specs]
+
+
+def check_reset_options(options: dict, allowed: Sequence[str] = RESET_OPTIONS) -> None:
+    """Refuse a key of ``options`` that ``reset`` does not take, naming those it does."""
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {unknown}: the options are {list(allowed)}")
+
+
+def action_id(action: Any) -> int:
+    """``action`` as an action id of ``Discrete(85)``; a value outside the space (or not a
+    whole number) is refused, whatever ``illegal_action`` says of legal ones."""
+    number = int(action)
+    if number != action or not 0 <= number < NUM_ACTIONS:
+        raise ValueError(f"action {action!r} is not in Discrete({NUM_ACTIONS})")
+    return number
 
 
 class BarbuGymEnv(gymnasium.Env):
@@ -136,10 +172,7 @@ class BarbuGymEnv(gymnasium.Env):
             raise ValueError(f"seat must be 0-3 or 'rotate', not {seat!r}")
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
-        one = isinstance(opponents, str) or not isinstance(opponents, Sequence)
-        specs = [opponents] * (NUM_PLAYERS - 1) if one else list(opponents)
-        if len(specs) != NUM_PLAYERS - 1:
-            raise ValueError(f"opponents must be one agent spec or three, not {len(specs)}")
+        specs = opponent_specs(opponents)
         episode_hands(episode)  # an unknown mode fails here, not at reset
         self.episode = episode
         self.rules = load_rules(rules)
@@ -165,6 +198,7 @@ class BarbuGymEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         options = options or {}
+        check_reset_options(options)
         rng = self.np_random
         if "seat" in options:
             self.seat = int(options["seat"])
@@ -196,8 +230,8 @@ class BarbuGymEnv(gymnasium.Env):
             raise RuntimeError("call reset() before step()")
         if game.is_terminal:
             raise RuntimeError("the episode is over: call reset()")
-        action = int(action)
-        illegal = not (0 <= action < NUM_ACTIONS and self._mask[action])
+        action = action_id(action)
+        illegal = not self._mask[action]
         if illegal:
             legal = np.flatnonzero(self._mask).tolist()
             if self.illegal_action == "raise":
@@ -270,4 +304,4 @@ class BarbuGymEnv(gymnasium.Env):
         return info
 
 
-__all__ = ["GYM_ENV_ID", "ILLEGAL_ACTION_MODES", "BarbuGymEnv"]
+__all__ = ["GYM_ENV_ID", "ILLEGAL_ACTION_MODES", "RESET_OPTIONS", "BarbuGymEnv", "opponent_specs"]

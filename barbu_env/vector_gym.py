@@ -23,12 +23,14 @@ Single obs space     ``Box(1132,) float32``: the learner's observation
 Single action space  ``Discrete(85)`` (docs/rules.md#cards-actions-and-observations)
 Action masks         ``info["action_mask"]`` int8 [N, 85]; ``envs.action_masks()`` bool
                      [N, 85] (sb3-contrib's name)
-Autoreset            ``AutoresetMode.SAME_STEP`` (``metadata["autoreset_mode"]``)
+Autoreset            ``AutoresetMode.SAME_STEP`` (the default) or ``NEXT_STEP``
+                     (``autoreset_mode``; ``metadata["autoreset_mode"]``)
 ===================  =============================================================
 
 Arguments: ``BarbuGymVectorEnv(num_envs=1, opponents="random", seat=0, rules=None,
 reward_scale=1.0, skip_forced=False, illegal_action="random", render_mode=None,
-episode="game", hand_results=False)``. All but ``num_envs`` and ``hand_results`` mean
+episode="game", hand_results=False, autoreset_mode=AutoresetMode.SAME_STEP)``. All but
+``num_envs``, ``hand_results`` and ``autoreset_mode`` mean
 what they mean for ``Barbu-v1``, for every sub-environment: ``opponents`` one agent spec
 or three in seat order after the learner (names, checkpoint paths, ``Agent`` objects;
 made from names anew for every game with seeds from the sub-environment's generator),
@@ -56,8 +58,16 @@ sub-environment's next game (as ``Barbu-v1``'s ``reset()`` without a seed draws 
 rotated seat, new opponents and deals) played up to the learner's first decision, and
 ``obs[i]``, ``info["action_mask"][i]`` and ``info["seat"][i]`` are that decision's: a
 mask is never all false. The terminal observation is not returned (nothing is left to
-decide: no ``"final_obs"``). ``info`` follows Gymnasium's vector convention, each key
-with its ``"_key"`` mask of the sub-environments that have it:
+decide: no ``"final_obs"``).
+
+``autoreset_mode=AutoresetMode.NEXT_STEP`` (or ``"NextStep"``) is Gymnasium's other mode,
+the one its ``SyncVectorEnv`` uses by default and the one its vector observation wrappers
+(``NormalizeObservation``, ``DtypeObservation``, ...) require: a step that ends game i
+returns ``Barbu-v1``'s last observation of it (the learner's view of the finished game,
+its mask all false), and the next ``step`` starts the next game whatever ``actions[i]``
+is, returning its first decision with reward 0 and ``terminated[i]`` false, as
+``SyncVectorEnv`` in that mode does with ``Barbu-v1``. ``info`` follows Gymnasium's vector
+convention, each key with its ``"_key"`` mask of the sub-environments that have it:
 
 ====================  =============================================================
 ``"action_mask"``     int8 [N, 85]: the learner's legal actions (every row)
@@ -87,9 +97,9 @@ decided by its own game's instance (``random`` draws from its own generator, as
 opponents given by name, sub-environment i plays, move by move, the games that a
 ``Barbu-v1`` seeded with the same seed plays, every game, for any N: after
 ``reset(seed=s)``, the games of ``gymnasium.make_vec("Barbu-v1", N,
-vectorization_mode="sync", ...)`` after its ``reset(seed=s)``, step for step with
-``vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP}`` (its default,
-``NEXT_STEP``, spends a step on each reset) (``tests/test_gym_vector.py`` checks it
+vectorization_mode="sync", ...)`` after its ``reset(seed=s)``, step for step in the same
+autoreset mode (``vector_kwargs={"autoreset_mode": ...}`` for ``SyncVectorEnv``, whose
+default is ``NEXT_STEP``) (``tests/test_gym_vector.py`` checks it
 decision by decision, for ``random`` and ``heuristic`` opponents). Checkpoint agents
 are made per game the same way; their games match wherever their ``act_batch`` over
 instances decides each row as that instance's ``act`` would. Two exceptions: an ``Agent`` object given as an
@@ -164,13 +174,16 @@ from .cards import hand_text
 from .constants import CONTRACT_NAMES, NUM_PLAYERS
 from .driver import serves_rows
 from .engine import BarbuState, IllegalActionError, episode_hands
-from .gym_env import ILLEGAL_ACTION_MODES
-from .observation import OBS_HIGH, OBS_LOW
+from .gym_env import ILLEGAL_ACTION_MODES, RESET_OPTIONS, check_reset_options, opponent_specs
+from .observation import OBS_HIGH, OBS_LOW, observation_bounds
 from .position import Positions
 from .rules import Rules, load_rules
 from .vector import VectorBarbu
 
-__all__ = ["BarbuGymVectorEnv", "BarbuVectorEnv"]
+__all__ = ["AUTORESET_MODES", "BarbuGymVectorEnv", "BarbuVectorEnv"]
+
+#: The autoreset modes ``BarbuGymVectorEnv`` offers (``autoreset_mode``).
+AUTORESET_MODES = (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP)
 
 
 class BarbuVectorEnv(VectorEnv):
@@ -309,6 +322,7 @@ class BarbuGymVectorEnv(VectorEnv):
         render_mode: str | None = None,
         episode: str = "game",
         hand_results: bool = False,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, not {num_envs!r}")
@@ -318,11 +332,15 @@ class BarbuGymVectorEnv(VectorEnv):
             raise ValueError(f"seat must be 0-3 or 'rotate', not {seat!r}")
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
-        one = isinstance(opponents, str) or not isinstance(opponents, Sequence)
-        specs = [opponents] * (NUM_PLAYERS - 1) if one else list(opponents)
-        if len(specs) != NUM_PLAYERS - 1:
-            raise ValueError(f"opponents must be one agent spec or three, not {len(specs)}")
+        specs = opponent_specs(opponents)
         episode_hands(episode)  # an unknown mode fails here, not at reset
+        modes = {m.value: m for m in AUTORESET_MODES}
+        mode = modes.get(autoreset_mode.value if isinstance(autoreset_mode, AutoresetMode) else autoreset_mode)
+        if mode is None:
+            raise ValueError(
+                f"autoreset_mode must be one of {[m.value for m in AUTORESET_MODES]}, not {autoreset_mode!r}"
+            )
+        self.metadata = {**self.metadata, "autoreset_mode": mode}
         N = self.num_envs = int(num_envs)
         self.rules = load_rules(rules)
         self.episode = episode
@@ -333,7 +351,7 @@ class BarbuGymVectorEnv(VectorEnv):
         self.illegal_action = illegal_action
         self.render_mode = render_mode
         self.hand_results = bool(hand_results)
-        self.single_observation_space = spaces.Box(OBS_LOW, OBS_HIGH, dtype=np.float32)
+        self.single_observation_space = spaces.Box(*observation_bounds(self.rules), dtype=np.float32)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, N)
         self.action_space = batch_space(self.single_action_space, N)
@@ -354,6 +372,7 @@ class BarbuGymVectorEnv(VectorEnv):
         self._pending = np.zeros(N, dtype=np.float64)  # the learner's scores since its latest decision
         self._status = np.zeros(N, dtype=np.int64)
         self._actions = np.zeros(N, dtype=np.int64)
+        self._ended = np.zeros(N, dtype=bool)  # NEXT_STEP: the episode ended at the last step; the next one resets
         self._has_reset = False
 
     # ------------------------------------------------------------------ API
@@ -362,6 +381,7 @@ class BarbuGymVectorEnv(VectorEnv):
         self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         options = dict(options or {})
+        check_reset_options(options, (*RESET_OPTIONS, "reset_mask"))
         reset_mask = options.pop("reset_mask", None)
         N = self.num_envs
         if seed is None or isinstance(seed, (int, np.integer)):
@@ -385,6 +405,7 @@ class BarbuGymVectorEnv(VectorEnv):
             if seeds[i] is not None or self._rngs[i] is None:
                 self._rngs[i], _ = seeding.np_random(seeds[i])
         self._start(rows, [seeds[i] is not None for i in rows.tolist()], options)
+        self._ended[rows] = False
         self._has_reset = True
         results: list[list[dict]] = [[] for _ in range(N)]
         self._advance(results, np.zeros(N, dtype=bool), np.zeros(N), np.zeros((N, NUM_PLAYERS), dtype=np.int64))
@@ -396,11 +417,19 @@ class BarbuGymVectorEnv(VectorEnv):
             raise RuntimeError("call reset() before step()")
         N, masks = self.num_envs, self.games._masks
         actions = np.asarray(actions)
-        if actions.shape != (N,) or not np.issubdtype(actions.dtype, np.integer):
+        whole = np.issubdtype(actions.dtype, np.integer) or (
+            np.issubdtype(actions.dtype, np.floating) and bool(np.all(actions == np.round(actions)))
+        )
+        if actions.shape != (N,) or not whole:
             raise ValueError(f"actions must be {N} ints, not {actions.dtype} of shape {actions.shape}")
         actions = actions.astype(np.int64)
+        outside = (actions < 0) | (actions >= NUM_ACTIONS)
+        if outside.any():
+            i = int(np.flatnonzero(outside)[0])
+            raise ValueError(f"sub-environment {i}: action {int(actions[i])} is not in Discrete({NUM_ACTIONS})")
+        ended = self._ended.copy()  # NEXT_STEP: these reset now, their actions ignored
         valid = (actions >= 0) & (actions < NUM_ACTIONS)
-        illegal = ~(valid & masks[self._rows, np.where(valid, actions, 0)])
+        illegal = ~(valid & masks[self._rows, np.where(valid, actions, 0)]) & ~ended
         if illegal.any():
             bad = np.flatnonzero(illegal)
             if self.illegal_action == "raise":
@@ -416,9 +445,13 @@ class BarbuGymVectorEnv(VectorEnv):
         terminated = np.zeros(N, dtype=bool)
         rewards = np.zeros(N, dtype=np.float64)
         scores = np.zeros((N, NUM_PLAYERS), dtype=np.int64)
-        self._apply(self._rows, actions, results, terminated, rewards, scores)
+        if ended.any():
+            self._ended[:] = False
+            self._start(np.flatnonzero(ended), [False] * int(ended.sum()), {})
+        self._apply(np.flatnonzero(~ended), actions, results, terminated, rewards, scores)
         self._advance(results, terminated, rewards, scores)
         rewards = np.where(terminated, rewards, self._pending) * self.reward_scale
+        rewards[ended] = 0.0  # a reset is no decision: the new game's scores before its first belong to none
         self._pending[:] = 0.0  # (on a terminated row: the new game's scores before its first decision)
         info = self._info(results, terminated, scores)
         if illegal.any():
@@ -441,6 +474,8 @@ class BarbuGymVectorEnv(VectorEnv):
     def _start(self, rows: np.ndarray, seeded: list[bool], options: dict[str, Any]) -> None:
         """A new game in each of ``rows``, drawn from the sub-environment's generator as
         ``Barbu-v1``'s ``reset`` draws it, loaded into the batch."""
+        if not len(rows):
+            return
         parts = []
         for i, fresh in zip(rows.tolist(), seeded):
             rng = self._rngs[i]
@@ -517,6 +552,12 @@ class BarbuGymVectorEnv(VectorEnv):
         terminated[over] = True
         rewards[over] = self._pending[over]
         scores[over] = g._ints[over, K.F_SCORES : K.F_SCORES + NUM_PLAYERS]
+        if self.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP:
+            for i in over.tolist():  # the learner's view of the finished game, as Barbu-v1's last step returns it
+                K._write_obs(*g._games[:4], g._rp, g._decisions.obs, g._decisions.obs64, i, int(self._seat[i]))
+            g._masks[over] = False
+            self._ended[over] = True
+            over = over[:0]
         self._start(np.concatenate([over, again]), [False] * (len(over) + len(again)), {})
 
     def _advance(self, results, terminated, rewards, scores) -> None:

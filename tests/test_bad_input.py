@@ -186,3 +186,30 @@ def test_a_malformed_rules_file_is_a_rules_error_and_nothing_else(tmp_path_facto
         read_rules_file(path)
     except RulesError:
         pass
+
+
+# ---------------------------------------------------------------------- Barbu-v1: what a stranger mistypes
+
+
+@pytest.mark.parametrize("opponents", [None, 5, ["random", None, "random"], [1, 2, 3]])
+def test_barbu_v1_refuses_opponents_that_are_no_agent_at_construction(opponents):
+    import gymnasium
+
+    with pytest.raises(ValueError, match="opponent"):
+        gymnasium.make("Barbu-v1", opponents=opponents)
+
+
+def test_barbu_v1_refuses_a_misspelt_reset_option_and_an_action_outside_its_space():
+    import gymnasium
+
+    with pytest.raises(ValueError, match=r"first_declare.*the options are"):
+        gymnasium.make("Barbu-v1", opponents="random").reset(seed=0, options={"first_declare": 2})
+    for bad in (-1, 85, 2**40, 3.5):
+        env = gymnasium.make("Barbu-v1", opponents="random", episode="hand")
+        env.reset(seed=0, options={"first_declarer": 2})
+        with pytest.raises(ValueError, match="not in Discrete"):
+            env.step(bad)
+    env = gymnasium.make("Barbu-v1", opponents="random", episode="hand")
+    _, info = env.reset(seed=0)
+    off_mask = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    assert env.step(off_mask)[4]["illegal_action"]  # in the space, off the mask: a random legal one

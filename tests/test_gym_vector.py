@@ -9,7 +9,8 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 import pytest
-from gymnasium.wrappers.vector import DictInfoToList, RecordEpisodeStatistics
+from gymnasium.vector import AutoresetMode
+from gymnasium.wrappers.vector import DictInfoToList, DtypeObservation, NormalizeObservation, RecordEpisodeStatistics
 
 import barbu_env
 from barbu_env import bench_vector_env
@@ -145,9 +146,25 @@ def test_illegal_action_random_plays_a_legal_one_and_says_so():
     envs = BarbuGymVectorEnv(2, opponents="random", episode="hand")
     _, info = envs.reset(seed=4)
     actions = random_actions(np.random.default_rng(0), info["action_mask"])
-    actions[1] = 200
+    actions[1] = int(np.flatnonzero(info["action_mask"][1] == 0)[0])  # in Discrete(85), off the mask
     _, _, _, _, info = envs.step(actions)
     assert info["_illegal_action"].tolist() == [False, True] and info["illegal_action"].tolist() == [False, True]
+
+
+def test_actions_outside_the_space_and_unknown_reset_options_are_refused():
+    envs = BarbuGymVectorEnv(2, opponents="random", episode="hand")
+    _, info = envs.reset(seed=4)
+    actions = random_actions(np.random.default_rng(0), info["action_mask"])
+    for bad in (-1, 85, 2**40):
+        wrong = actions.copy()
+        wrong[1] = bad
+        with pytest.raises(ValueError, match="sub-environment 1.*not in Discrete"):
+            envs.step(wrong)
+    envs.step(actions.astype(np.float64))  # whole numbers as floats are actions too
+    with pytest.raises(ValueError, match="first_declare"):
+        envs.reset(options={"first_declare": 2})
+    with pytest.raises(ValueError, match="opponent"):
+        BarbuGymVectorEnv(2, opponents=None)
 
 
 def test_illegal_action_raise_names_it_and_moves_no_game():
@@ -212,8 +229,48 @@ def test_gymnasiums_vector_wrappers_take_it():
     assert episodes > 3
 
 
+@pytest.mark.parametrize("opponents", ["random", "heuristic"])
+def test_next_step_autoreset_plays_sync_vector_envs_games_step_for_step(opponents):
+    kwargs = {"opponents": opponents, "episode": "hand", "seat": "rotate", "skip_forced": True}
+    ours = gymnasium.make_vec("Barbu-v1", num_envs=3, autoreset_mode=AutoresetMode.NEXT_STEP, **kwargs)
+    sync = gymnasium.make_vec(
+        "Barbu-v1", 3, vectorization_mode="sync", vector_kwargs={"autoreset_mode": AutoresetMode.NEXT_STEP}, **kwargs
+    )
+    assert ours.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    (obs, info), (expected, expected_info) = ours.reset(seed=5), sync.reset(seed=5)
+    rng, ended = np.random.default_rng(5), 0
+    for t in range(150):
+        assert np.array_equal(obs, expected) and np.array_equal(info["action_mask"], expected_info["action_mask"]), t
+        actions = random_actions(rng, info["action_mask"])  # (ignored where the last step ended the episode)
+        obs, rewards, terminated, _, info = ours.step(actions)
+        expected, expected_rewards, expected_terminated, _, expected_info = sync.step(actions)
+        assert np.array_equal(rewards, expected_rewards) and np.array_equal(terminated, expected_terminated), t
+        ended += int(terminated.sum())
+        assert not info["action_mask"][terminated].any()  # the finished game's last view: nothing to decide
+    assert ended >= 6
+
+
+def test_gymnasiums_observation_wrappers_take_the_next_step_mode():
+    envs = BarbuGymVectorEnv(4, opponents="random", episode="hand", autoreset_mode="NextStep")
+    wrapped = DtypeObservation(NormalizeObservation(envs), np.float64)
+    obs, info = wrapped.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        obs, _, _, _, info = wrapped.step(random_actions(rng, info["action_mask"]))
+    assert obs.dtype == np.float64 and obs.shape == (4, 1132)
+    with pytest.raises(ValueError, match="autoreset_mode"):
+        NormalizeObservation(BarbuGymVectorEnv(2))  # same-step autoreset: Gymnasium's wrappers refuse it
+
+
+def test_the_single_observation_space_is_barbu_v1s():
+    for rules in ("standard", "classic"):
+        vec = gymnasium.make_vec("Barbu-v1", num_envs=2, rules=rules)
+        assert vec.single_observation_space == gymnasium.make("Barbu-v1", rules=rules).observation_space
+
+
 def test_bad_arguments_fail_at_construction():
     for kwargs in (
+        {"autoreset_mode": "Disabled"},
         {"seat": 4},
         {"illegal_action": "ignore"},
         {"render_mode": "ansi"},
