@@ -47,7 +47,8 @@ Design decisions (docs/openspiel.md has the whole page):
   uses it; its C++ ``ISMCTSBot`` cannot (the bridge for Python games does not forward it).
 * ``state_from_engine(game, barbu_state)``: a state continuing from an engine state.
 
-Only this module imports ``pyspiel`` (``pip install 'barbu[openspiel]'``).
+Only this module imports ``pyspiel`` (the ``openspiel`` extra: ``pip install -c
+constraints.txt -e ".[openspiel]"`` in a clone).
 """
 
 from __future__ import annotations

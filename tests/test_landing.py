@@ -43,3 +43,17 @@ def test_a_bibtex_entry_names_the_package_version(page):
     assert entry.group(1).count("{") == entry.group(1).count("}")
     cff = (ROOT / "CITATION.cff").read_text()
     assert f"version: {VERSION}" in cff
+
+
+def test_no_page_or_hint_tells_a_user_to_install_barbu_from_a_package_index():
+    """barbu is on no package index: ``pip install barbu`` or ``'barbu[x]'`` installs nothing
+    (or someone else's package); every install line is the clone's form."""
+    files = [
+        ROOT / "README.md",
+        *sorted((ROOT / "docs").glob("*.md")),
+        *sorted((ROOT / "docs").glob("tutorials/*.ipynb")),
+    ]
+    files += [*sorted((ROOT / "barbu_env").rglob("*.py")), *sorted((ROOT / "training").glob("*.py"))]
+    wrong = re.compile(r"pip install ['\"]?barbu(\[|\b(?!-\d))")
+    found = [f"{path.relative_to(ROOT)}: {m.group(0)}" for path in files for m in wrong.finditer(path.read_text())]
+    assert found == []
