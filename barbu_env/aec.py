@@ -196,7 +196,8 @@ Reset options
 -------------
 ``reset(seed=None, options=None)``; options ``"first_declarer"`` (seat 0-3) and
 ``"deals"`` (up to 28 deals, each four lists of 13 cards as ids or text, for hands 1, 2,
-...; later hands are dealt from the seed). Same seed and options, same game.
+...; later hands are dealt from the seed). Same seed and options, same game. Other keys
+are ignored (PettingZoo's ``api_test`` passes one of its own); ``Barbu-v1`` refuses them.
 Malformed deals raise ``DealError`` (a ``ValueError``).
 
 Seeding follows Gymnasium: ``reset(seed=s)`` seeds the environment's generator

@@ -144,8 +144,12 @@ def check_reset_options(options: dict, allowed: Sequence[str] = RESET_OPTIONS) -
 def action_id(action: Any) -> int:
     """``action`` as an action id of ``Discrete(85)``; a value outside the space (or not a
     whole number) is refused, whatever ``illegal_action`` says of legal ones."""
-    number = int(action)
-    if number != action or not 0 <= number < NUM_ACTIONS:
+    try:
+        number = int(action)
+        whole = number == action
+    except (TypeError, ValueError, OverflowError):  # None, nan, inf, an array, a string
+        number, whole = -1, False
+    if not whole or not 0 <= number < NUM_ACTIONS:
         raise ValueError(f"action {action!r} is not in Discrete({NUM_ACTIONS})")
     return number
 

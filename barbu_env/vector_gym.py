@@ -423,7 +423,7 @@ class BarbuGymVectorEnv(VectorEnv):
         if actions.shape != (N,) or not whole:
             raise ValueError(f"actions must be {N} ints, not {actions.dtype} of shape {actions.shape}")
         actions = actions.astype(np.int64)
-        outside = (actions < 0) | (actions >= NUM_ACTIONS)
+        outside = ((actions < 0) | (actions >= NUM_ACTIONS)) & ~self._ended  # an ended row's action is ignored
         if outside.any():
             i = int(np.flatnonzero(outside)[0])
             raise ValueError(f"sub-environment {i}: action {int(actions[i])} is not in Discrete({NUM_ACTIONS})")

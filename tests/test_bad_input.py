@@ -204,7 +204,7 @@ def test_barbu_v1_refuses_a_misspelt_reset_option_and_an_action_outside_its_spac
 
     with pytest.raises(ValueError, match=r"first_declare.*the options are"):
         gymnasium.make("Barbu-v1", opponents="random").reset(seed=0, options={"first_declare": 2})
-    for bad in (-1, 85, 2**40, 3.5):
+    for bad in (-1, 85, 2**40, 3.5, None, float("inf"), float("nan"), np.array([3]), "3"):
         env = gymnasium.make("Barbu-v1", opponents="random", episode="hand")
         env.reset(seed=0, options={"first_declarer": 2})
         with pytest.raises(ValueError, match="not in Discrete"):
@@ -213,3 +213,11 @@ def test_barbu_v1_refuses_a_misspelt_reset_option_and_an_action_outside_its_spac
     _, info = env.reset(seed=0)
     off_mask = int(np.flatnonzero(info["action_mask"] == 0)[0])
     assert env.step(off_mask)[4]["illegal_action"]  # in the space, off the mask: a random legal one
+
+
+def test_a_missing_checkpoint_file_is_named_as_missing():
+    import gymnasium
+
+    for spec in ("missing.pt", "runs/nowhere/best.pt", Path("missing.pt")):
+        with pytest.raises(ValueError, match="no such file"):
+            gymnasium.make("Barbu-v1", opponents=spec)

@@ -250,6 +250,17 @@ def test_next_step_autoreset_plays_sync_vector_envs_games_step_for_step(opponent
     assert ended >= 6
 
 
+def test_next_step_ignores_whatever_action_a_finished_game_is_given():
+    envs = BarbuGymVectorEnv(3, opponents="random", episode="hand", autoreset_mode="NextStep", illegal_action="raise")
+    _, info = envs.reset(seed=3)
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        actions = random_actions(rng, info["action_mask"])
+        actions[~info["action_mask"].any(axis=1)] = -1  # a finished game: no action at all
+        _, rewards, terminated, _, info = envs.step(actions)
+    assert info["action_mask"].any(axis=1).any()
+
+
 def test_gymnasiums_observation_wrappers_take_the_next_step_mode():
     envs = BarbuGymVectorEnv(4, opponents="random", episode="hand", autoreset_mode="NextStep")
     wrapped = DtypeObservation(NormalizeObservation(envs), np.float64)

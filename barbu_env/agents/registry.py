@@ -27,6 +27,7 @@ is accepted, and ignored, by every agent (see ``docs/security.md``).
 from __future__ import annotations
 
 import inspect
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -252,6 +253,8 @@ def make_agent(spec: str, seed: int = 0, trust: bool = False, **kwargs: Any) -> 
         )
     if params:
         raise ValueError(f"unknown agent {name!r}: registered agents are {agent_names()}, or give a checkpoint path")
+    if os.sep in name or "." in Path(name).name:  # meant as a file
+        raise ValueError(f"no agent file {name!r}: no such file (registered agents are {agent_names()})")
     raise ValueError(f"unknown agent {spec!r}: registered agents are {agent_names()}, or give a checkpoint path")
 
 
