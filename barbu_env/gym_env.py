@@ -105,7 +105,7 @@ import numpy as np
 from gymnasium import spaces
 
 from . import GYM_ENV_ID
-from .actions import AGENTS, mask_array
+from .actions import AGENTS, action_text, mask_array
 from .agents import Agent, make_agent
 from .credit import SeatCredit
 from .engine import NUM_ACTIONS, NUM_PLAYERS, BarbuState, IllegalActionError, episode_hands
@@ -239,7 +239,10 @@ class BarbuGymEnv(gymnasium.Env):
         if illegal:
             legal = np.flatnonzero(self._mask).tolist()
             if self.illegal_action == "raise":
-                raise IllegalActionError(f"action {action} is illegal for seat {self.seat}; legal actions: {legal}")
+                named = ", ".join(f"{a} ({action_text(a)})" for a in legal)
+                raise IllegalActionError(
+                    f"action {action} ({action_text(action)}) is illegal for seat {self.seat}; legal actions: {named}"
+                )
             action = int(self.np_random.choice(legal))
         result = game.apply_action(action, observe=True)
         if result is not None:
