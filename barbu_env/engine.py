@@ -266,8 +266,10 @@ class BarbuState:
         s.history = []
         s._rp = K.rules_params(s.rules)
         s._set_games(K.new_games(1))
-        for h in range(NUM_HANDS):
-            s._games.preset[0, h] = s.deals[h] if h < len(s.deals) else _random_deal(s.rng)
+        given = len(s.deals)
+        for h in range(given):
+            s._games.preset[0, h] = s.deals[h]
+        s._games.preset[0, given:] = _random_deals(s.rng, NUM_HANDS - given)
         s._rewards = np.zeros((1, NUM_PLAYERS), dtype=np.float32)
         s._obs = np.zeros((1, OBS_DIM), dtype=np.float32)
         s._obs64 = s._obs.view(np.uint64)
@@ -304,8 +306,7 @@ class BarbuState:
         games.cards[0] = np.asarray(positions.cards[index], dtype=np.uint64)
         known = int(games.ints[0, K.F_PRESET])
         games.preset[0] = np.asarray(positions.preset[index], dtype=np.uint64)
-        for h in range(known, NUM_HANDS):
-            games.preset[0, h] = _random_deal(s.rng)
+        games.preset[0, known:] = _random_deals(s.rng, NUM_HANDS - known)
         games.ints[0, K.F_PRESET] = NUM_HANDS
         s._set_games(games)
         s.deals = [tuple(int(x) for x in games.preset[0, h]) for h in range(known)]
@@ -620,10 +621,13 @@ def _levels(named: Sequence[int]) -> list[list[int]]:
     return [[((n[i] >> j) & 1) + ((n[j] >> i) & 1) for j in range(NUM_PLAYERS)] for i in range(NUM_PLAYERS)]
 
 
-def _random_deal(rng: np.random.Generator) -> np.ndarray:
-    """Four hands (card sets, uint64) from one permutation of the deck."""
-    perm = rng.permutation(NUM_CARDS).reshape(NUM_PLAYERS, CARDS_PER_HAND).astype(np.uint64)
-    return np.bitwise_or.reduce(np.left_shift(np.uint64(1), perm), axis=1)
+def _random_deals(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` deals, uint64 [n, 4] (four hands as card sets each), each from one permutation
+    of the deck: in one call, the very draws of ``n`` calls of ``rng.permutation(52)``."""
+    decks = np.tile(np.arange(NUM_CARDS), (n, 1))
+    rng.permuted(decks, axis=1, out=decks)
+    cards = decks.reshape(n, NUM_PLAYERS, CARDS_PER_HAND).astype(np.uint64)
+    return np.bitwise_or.reduce(np.left_shift(np.uint64(1), cards), axis=2)
 
 
 def _as_action(action) -> int:

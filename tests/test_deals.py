@@ -84,3 +84,24 @@ def test_malformed_deal_raises_deal_error_at_new_game(deal, message):
 def test_deals_must_be_a_list_of_at_most_28_deals(deals):
     with pytest.raises(DealError, match="28"):
         new_game(deals)
+
+
+def test_a_new_game_deals_each_hand_from_one_permutation_of_the_deck_in_hand_order():
+    # The reference: hand h (after those given) from the h-th rng.permutation(52), four hands of 13.
+    from barbu_env.engine import BarbuState
+
+    for given in (0, 3):
+        rng = np.random.default_rng(17)
+        first = int(rng.integers(4))
+        expected = []
+        for _ in range(28 - given):
+            perm = rng.permutation(52).reshape(4, 13)
+            expected.append([sum(1 << int(c) for c in hand) for hand in perm])
+        after = rng.integers(2**62)
+        other = np.random.default_rng(99)
+        fixed = [other.permutation(52).reshape(4, 13).tolist() for _ in range(given)]
+        game_rng = np.random.default_rng(17)
+        game = BarbuState.new_game(rng=game_rng, deals=fixed)
+        assert game.first_declarer == first
+        assert [list(map(int, d)) for d in game._games.preset[0, given:]] == expected
+        assert game_rng.integers(2**62) == after  # the generator is left where the 28 draws leave it
