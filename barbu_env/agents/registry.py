@@ -26,6 +26,7 @@ is accepted, and ignored, by every agent (see ``docs/security.md``).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import re
@@ -223,6 +224,12 @@ def check_param_types(owner: str, func: Callable[..., Any], params: dict[str, An
             raise ValueError(f"{owner}: parameter {key} takes {takes}, not {value!r}")
 
 
+@functools.cache
+def _takes_trust(factory: Callable[..., Agent]) -> bool:
+    """Whether a registered factory takes ``trust`` (read once: environments make agents per game)."""
+    return "trust" in inspect.signature(factory).parameters
+
+
 def make_agent(spec: str, seed: int = 0, trust: bool = False, **kwargs: Any) -> Agent:
     """An agent from a registered name or a checkpoint path, with parameters written in
     the spec (``"pimc:worlds=32"``, ``"runs/x/best.pt:device=cuda"``) or given as keywords
@@ -238,7 +245,7 @@ def make_agent(spec: str, seed: int = 0, trust: bool = False, **kwargs: Any) -> 
         factory = _FACTORIES[name]
         if params:
             _check_params(name, factory, params)
-        if "trust" in inspect.signature(factory).parameters:
+        if _takes_trust(factory):
             params["trust"] = trust
         return factory(seed=seed, **{**kwargs, **params})
     if Path(name).exists():
