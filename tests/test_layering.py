@@ -100,6 +100,7 @@ PACKAGE = Path(barbu_env.__file__).resolve().parent
 #: one game through them, the engine below what records it and the batched engine, and
 #: the batched engine below the driver that plays games on it.
 CORE_ORDER = (
+    "files",
     "cards",
     "constants",
     "rules",

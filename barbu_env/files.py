@@ -1,0 +1,161 @@
+"""Files a user keeps and files a user hands over: nothing lost, nothing unbounded.
+
+Writing. Every file the project writes goes through :func:`write_text`,
+:func:`write_bytes` or :func:`replacing`: the new content is written to a temporary file
+in the target's folder, flushed to disk, and renamed over the target in one step. A write
+that fails (a full disk, a file-size limit, no permission, an interrupt) leaves the old
+file exactly as it was, removes the temporary file, and raises :class:`OutputError`, an
+``OSError`` whose message is one line naming the file. A target that is a symbolic link is
+written where the link points (as ``open(path, "w")`` would), so a link is never replaced
+by a file; a new file gets the permissions ``open`` would give it, a replaced file keeps
+its own.
+
+Reading. :func:`read_bytes` and :func:`read_text` read a file a stranger may hand over (a
+record, a rules file, a cache, a config): only a regular file (a FIFO, a device or a
+folder is refused without being opened for reading, so ``/dev/zero`` or a pipe neither
+fills memory nor hangs), and at most ``limit`` bytes (a larger file is refused before it
+is read). Refusals are :class:`InputError`, a ``ValueError`` with one line naming the file.
+
+:func:`quote` shortens a value for an error message, so that a bad value of any size is
+named in a few dozen characters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = [
+    "InputError",
+    "OutputError",
+    "quote",
+    "read_bytes",
+    "read_text",
+    "replacing",
+    "write_bytes",
+    "write_text",
+]
+
+#: The default limit of :func:`read_bytes`: far above any record, rules file or config.
+DEFAULT_READ_LIMIT = 16_000_000
+
+
+class OutputError(OSError):
+    """A file could not be written; the old file, if any, is unchanged."""
+
+
+class InputError(ValueError):
+    """A file handed over could not be read: not a regular file, too large, or unreadable."""
+
+
+def quote(value: object, width: int = 40) -> str:
+    """``repr(value)`` cut to at most ``width`` characters (with ``...`` where it was cut)."""
+    try:
+        text = repr(value) if not isinstance(value, str) else repr(value[: width + 2])
+    except (ValueError, RecursionError):  # an int of over 4,300 digits, a deep structure
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= width else text[: max(width - 3, 1)] + "..."
+
+
+def _reason(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def _target(path: str | os.PathLike[str]) -> Path:
+    """Where a write to ``path`` lands: through a symbolic link (dangling or not) to its target."""
+    return Path(os.path.realpath(os.fspath(path)))
+
+
+def _mode_for(target: Path) -> int:
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+@contextlib.contextmanager
+def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A temporary path beside ``path`` (same suffix) for a writer that takes a file name
+    (``savefig``, ``torch.save``, an image's ``save``): on a normal exit it is flushed and
+    renamed over ``path``; on any exception it is removed, ``path`` is untouched, and an
+    ``OSError`` becomes :class:`OutputError` naming ``path``. Yields the temporary path."""
+    shown = os.fspath(path)
+    target = _target(path)
+    if target.is_dir():
+        raise OutputError(f"cannot write {shown}: it is a folder")
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f"{target.suffix}.tmp", dir=target.parent)
+    except OSError as e:
+        raise OutputError(f"cannot write {shown}: {_reason(e)}") from None
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        with open(tmp, "rb+") as f:  # the writer may have closed without flushing to disk
+            os.fsync(f.fileno())
+        os.chmod(tmp, _mode_for(target))
+        os.replace(tmp, target)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        if isinstance(e, OutputError):
+            raise
+        raise OutputError(f"could not write {shown}: {_reason(e)} (any old file there is unchanged)") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` whole or not at all (see the module's docstring); returns ``path``."""
+    with replacing(path) as tmp, open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+    return Path(path)
+
+
+def write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> Path:
+    """Write ``text`` to ``path`` whole or not at all; returns ``path``."""
+    return write_bytes(path, text.encode(encoding))
+
+
+def read_bytes(path: str | os.PathLike[str], limit: int = DEFAULT_READ_LIMIT, what: str = "file") -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes; otherwise
+    :class:`InputError` (a ``FileNotFoundError`` if there is no such file)."""
+    shown = os.fspath(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{what} {shown}: no such file") from None
+    except OSError as e:
+        raise InputError(f"{what} {shown}: cannot read it ({_reason(e)})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(f"{what} {shown} is a folder, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{what} {shown} is not a regular file (a pipe or a device?): refused unread")
+    if st.st_size > limit:
+        raise InputError(f"{what} {shown} is {st.st_size:,} bytes, over the limit of {limit:,}: refused unread")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise InputError(f"{what} {shown}: cannot read it ({_reason(e)})") from None
+    if len(data) > limit:  # grew while we read it
+        raise InputError(f"{what} {shown} is over the limit of {limit:,} bytes: refused")
+    return data
+
+
+def read_text(path: str | os.PathLike[str], limit: int = DEFAULT_READ_LIMIT, what: str = "file") -> str:
+    """The UTF-8 text of ``path`` (see :func:`read_bytes`); invalid UTF-8 is an :class:`InputError`."""
+    data = read_bytes(path, limit, what)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{what} {os.fspath(path)} is not UTF-8 text (byte {e.start})") from None

@@ -1,0 +1,118 @@
+"""barbu_env.files: a failed write leaves the old file as it was and names the file in one
+line; a link is written through, never replaced; a reader refuses pipes, devices and
+oversized files unread. The full disk is a file-size limit (``RLIMIT_FSIZE``) set in a
+subprocess, so no root is needed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from barbu_env.files import InputError, OutputError, quote, read_bytes, read_text, replacing, write_text
+
+OLD = '{"old": "result", "kept": true}\n' * 200  # 6.4 kB
+
+
+def run_with_file_size_limit(code: str, limit: int) -> subprocess.CompletedProcess[str]:
+    prelude = f"import resource\nresource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))\n"
+    return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, timeout=120)
+
+
+def test_a_write_that_fills_the_disk_leaves_the_old_file_whole_and_names_it(tmp_path):
+    out = tmp_path / "res.json"
+    out.write_text(OLD)
+    code = (
+        "from barbu_env.files import write_text, OutputError\n"
+        "try:\n"
+        f"    write_text({str(out)!r}, 'x' * 100_000)\n"
+        "except OutputError as e:\n"
+        "    print('ERR', e)\n"
+    )
+    done = run_with_file_size_limit(code, 8192)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == OLD
+    line = done.stdout.strip()
+    assert line.startswith("ERR") and str(out) in line and "\n" not in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res.json"]  # no temporary file left
+
+
+def test_a_writer_that_raises_leaves_the_old_file_and_no_temporary(tmp_path):
+    out = tmp_path / "plot.png"
+    out.write_text(OLD)
+    with pytest.raises(RuntimeError), replacing(out) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("the plotting library failed")
+    assert out.read_text() == OLD
+    assert [p.name for p in tmp_path.iterdir()] == ["plot.png"]
+
+
+def test_a_new_file_appears_whole_with_the_usual_permissions(tmp_path):
+    out = tmp_path / "new.json"
+    write_text(out, "{}\n")
+    assert out.read_text() == "{}\n"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_a_symbolic_link_is_written_through_even_when_dangling(tmp_path):
+    target, link = tmp_path / "t.json", tmp_path / "dl.json"
+    link.symlink_to(target)
+    write_text(link, "new\n")
+    assert link.is_symlink() and target.read_text() == "new\n"
+
+
+def test_a_folder_as_the_output_is_refused_in_one_line(tmp_path):
+    with pytest.raises(OutputError, match="folder"):
+        write_text(tmp_path, "x")
+
+
+def test_a_pipe_is_refused_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "record.json"
+    os.mkfifo(fifo)
+    result: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            read_text(fifo, what="record")
+        except InputError as e:
+            result.append(e)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    assert not reader.is_alive(), "reading a FIFO hung"
+    assert "not a regular file" in str(result[0])
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
+def test_dev_zero_is_refused_unread():
+    with pytest.raises(InputError, match="not a regular file"):
+        read_bytes("/dev/zero")
+
+
+def test_a_file_over_the_limit_is_refused_before_it_is_read(tmp_path):
+    big = tmp_path / "rules.yaml"
+    big.write_bytes(b"a" * 1001)
+    with pytest.raises(InputError, match="1,001 bytes, over the limit of 1,000"):
+        read_bytes(big, limit=1000, what="rules file")
+    assert read_bytes(big, limit=1001) == b"a" * 1001
+
+
+def test_invalid_utf8_and_a_missing_file_are_one_line_each(tmp_path):
+    bad = tmp_path / "r.json"
+    bad.write_bytes(b"\xff\xfe{")
+    with pytest.raises(InputError, match="not UTF-8"):
+        read_text(bad)
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        read_text(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize("value", ["x" * 900_000, 10**5000, [[[[[]]]]] * 100_000], ids=["long", "huge-int", "wide"])
+def test_quote_names_any_value_in_a_few_dozen_characters(value):
+    assert len(quote(value)) <= 40
