@@ -16,6 +16,11 @@ folder is refused without being opened for reading, so ``/dev/zero`` or a pipe n
 fills memory nor hangs), and at most ``limit`` bytes (a larger file is refused before it
 is read). Refusals are :class:`InputError`, a ``ValueError`` with one line naming the file.
 
+:func:`safe_yaml` parses YAML a stranger wrote (a rules file, a training config) with the
+safe loader, refusing before it builds anything a document whose aliases expand past a
+stated number of nodes (a "billion laughs" file of a few hundred bytes) or refer to
+themselves.
+
 :func:`quote` shortens a value for an error message, so that a bad value of any size is
 named in a few dozen characters.
 """
@@ -36,12 +41,16 @@ __all__ = [
     "read_bytes",
     "read_text",
     "replacing",
+    "safe_yaml",
     "write_bytes",
     "write_text",
 ]
 
 #: The default limit of :func:`read_bytes`: far above any record, rules file or config.
 DEFAULT_READ_LIMIT = 16_000_000
+
+#: The default limit of :func:`safe_yaml`: nodes of the document with every alias expanded.
+DEFAULT_YAML_NODES = 100_000
 
 
 class OutputError(OSError):
@@ -159,3 +168,64 @@ def read_text(path: str | os.PathLike[str], limit: int = DEFAULT_READ_LIMIT, wha
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(f"{what} {os.fspath(path)} is not UTF-8 text (byte {e.start})") from None
+
+
+def safe_yaml(text: str, what: str = "YAML", max_nodes: int = DEFAULT_YAML_NODES) -> object:
+    """The value of the YAML document ``text`` (``None`` for an empty one), read with the safe
+    loader. A document whose nodes, counted with every alias expanded, number over
+    ``max_nodes``, or whose aliases refer to a node that contains them, is refused with an
+    :class:`InputError` before any value is built; so is text that is not YAML (one line,
+    with the line and column)."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_yaml_size(node, what, max_nodes)
+        return loader.construct_document(node)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        raise InputError(f"{what} is not valid YAML: {e.problem or e.context}{where}") from None
+    except yaml.YAMLError as e:
+        raise InputError(f"{what} is not valid YAML: {_reason(e)}") from None
+    finally:
+        loader.dispose()
+
+
+def _check_yaml_size(root: object, what: str, max_nodes: int) -> None:
+    """Refuse ``root`` if its expanded size is over ``max_nodes`` or it is recursive."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_nodes:
+            raise InputError(f"{what}: an alias refers to a node that contains it: refused")
+        open_nodes.add(key)
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            for child in node.value:
+                total += size(child)
+                if total > max_nodes:
+                    break
+        elif isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                total += size(k) + size(v)
+                if total > max_nodes:
+                    break
+        open_nodes.discard(key)
+        if total > max_nodes:
+            raise InputError(
+                f"{what}: over {max_nodes:,} values once its aliases are expanded: refused before building it"
+            )
+        sizes[key] = total
+        return total
+
+    size(root)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from barbu_env.files import InputError, OutputError, quote, read_bytes, read_text, replacing, write_text
+from barbu_env.files import InputError, OutputError, quote, read_bytes, read_text, replacing, safe_yaml, write_text
 
 OLD = '{"old": "result", "kept": true}\n' * 200  # 6.4 kB
 
@@ -116,3 +116,31 @@ def test_invalid_utf8_and_a_missing_file_are_one_line_each(tmp_path):
 @pytest.mark.parametrize("value", ["x" * 900_000, 10**5000, [[[[[]]]]] * 100_000], ids=["long", "huge-int", "wide"])
 def test_quote_names_any_value_in_a_few_dozen_characters(value):
     assert len(quote(value)) <= 40
+
+
+def _alias_bomb(levels: int, width: int = 9) -> str:
+    lines = ["l0: &l0 [" + ", ".join(["lol"] * width) + "]"]
+    for i in range(1, levels + 1):
+        lines.append(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * width) + "]")
+    return "\n".join(lines)
+
+
+def test_safe_yaml_refuses_an_alias_bomb_before_building_it():
+    text = _alias_bomb(9)  # about 400 bytes, 9**10 leaves once expanded
+    assert len(text) < 500
+    with pytest.raises(InputError, match="rules file r.yaml: over 100,000 values once its aliases are expanded"):
+        safe_yaml(text, "rules file r.yaml")
+
+
+def test_safe_yaml_reads_ordinary_aliases_and_merges():
+    assert safe_yaml("a: &x [1, 2]\nb: *x\nc: {<<: {d: 1}, e: 2}") == {"a": [1, 2], "b": [1, 2], "c": {"d": 1, "e": 2}}
+    assert safe_yaml(_alias_bomb(3)) is not None  # 9**4 leaves: under the limit
+    assert safe_yaml("") is None
+
+
+def test_safe_yaml_refuses_recursive_aliases_and_bad_yaml_in_one_line():
+    with pytest.raises(InputError, match="refers to a node that contains it"):
+        safe_yaml("a: &x [1, *x]")
+    with pytest.raises(InputError, match=r"config c.yaml is not valid YAML: .*\(line 2, column 2\)") as e:
+        safe_yaml("a: [1,\nb", "config c.yaml")
+    assert "\n" not in str(e.value)
