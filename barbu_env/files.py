@@ -178,7 +178,10 @@ def safe_yaml(text: str, what: str = "YAML", max_nodes: int = DEFAULT_YAML_NODES
     with the line and column)."""
     import yaml
 
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.YAMLError as e:  # the reader checks the characters at once: a control character
+        raise InputError(f"{what} is not valid YAML: {_reason(e)}") from None
     try:
         node = loader.get_single_node()
         if node is None:
