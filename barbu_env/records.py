@@ -15,15 +15,20 @@ actions           every action id applied (docs/rules.md lists them), in order, 
 hands             ``HandResult.to_dict()`` of every finished hand: contract, trump or starting
                   rank, doubling levels, raw and settled scores, tricks, Domino order
 final_scores      game totals per seat (the sum of the settled scores)
+finished          ``true`` for a game played as far as it was meant to go (to its end, or to
+                  the hands asked for); ``false`` for a game stopped before (Ctrl-C, ``quit``):
+                  its actions stop where the game stopped, maybe in the middle of a hand, and
+                  its scores are those of the hands it finished. Optional (``true``)
 metadata          free-form: where the game came from (tournament seed, deal set, seating...)
 ================  ===========================================================================
 
 ``replay_record`` plays the actions again through the PettingZoo environment
 (``barbu_env.env``) on the recorded deals and checks that every hand result and the final
 scores come out exactly as recorded; anything else (an edited score, an illegal or
-missing action, a wrong deal) raises ``RecordError``. ``render_record`` prints the game
-hand by hand: the deal, contract and doubles (through the ansi renderer,
-``barbu_env.render``), each trick or the Domino plays, and the scores.
+missing action, a wrong deal) raises ``RecordError``; an unfinished record replays as far
+as its actions go. ``render_record`` prints the game hand by hand: the deal, contract and
+doubles (through the ansi renderer, ``barbu_env.render``), each trick or the Domino plays,
+and the scores.
 
 >>> import numpy as np
 >>> from barbu_env.engine import BarbuState
@@ -49,6 +54,7 @@ import numpy as np
 from .actions import PASS_ACTION
 from .cards import card_text, hand_text
 from .engine import NUM_HANDS, NUM_PLAYERS, BarbuState, IllegalActionError, Phase
+from .files import write_text
 from .render import hand_by_suit, render_state
 from .rules import Rules
 
@@ -100,6 +106,7 @@ _FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
         f"a list of {NUM_PLAYERS} agent names",
     ),
     "metadata": (lambda x: x is None or isinstance(x, dict), "a mapping"),
+    "finished": (lambda x: isinstance(x, bool), "true or false"),
 }
 
 
@@ -115,14 +122,20 @@ class GameRecord:
     final_scores: list[int]
     agents: list[str] = field(default_factory=lambda: [f"P{p}" for p in range(NUM_PLAYERS)])
     metadata: dict[str, Any] = field(default_factory=dict)
+    finished: bool = True
 
     # ------------------------------------------------------------------ building
 
     @classmethod
     def from_state(
-        cls, state: BarbuState, agents: Sequence[str] | None = None, metadata: dict[str, Any] | None = None
+        cls,
+        state: BarbuState,
+        agents: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        finished: bool | None = None,
     ) -> GameRecord:
-        """The record of a game played on ``state`` so far (normally a finished game)."""
+        """The record of a game played on ``state`` so far. ``finished``: whether the game
+        went as far as it was meant to (default: whether ``state`` is the end of the game)."""
         hands = [r.to_dict() for r in state.results]
         deals = [h["dealt"] for h in hands]
         if not state.is_terminal:  # the hand under way (already dealt)
@@ -136,6 +149,7 @@ class GameRecord:
             final_scores=list(state.scores),
             agents=list(agents) if agents is not None else [f"P{p}" for p in range(NUM_PLAYERS)],
             metadata=dict(metadata or {}),
+            finished=state.is_terminal if finished is None else bool(finished),
         )
 
     # ------------------------------------------------------------------ JSON
@@ -149,6 +163,7 @@ class GameRecord:
             "agents": self.agents,
             "metadata": self.metadata,
             "final_scores": self.final_scores,
+            "finished": self.finished,
             "deals": self.deals,
             "actions": self.actions,
             "hands": self.hands,
@@ -175,6 +190,7 @@ class GameRecord:
             final_scores=list(data["final_scores"]),
             agents=list(data.get("agents") or [f"P{p}" for p in range(NUM_PLAYERS)]),
             metadata=dict(data.get("metadata") or {}),
+            finished=data.get("finished", True),
         )
 
     def to_json(self) -> str:
@@ -191,9 +207,9 @@ class GameRecord:
         return "{\n" + ",\n".join(lines) + "\n}\n"
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.write_text(self.to_json())
-        return path
+        """Write the record to ``path`` whole or not at all (``barbu_env.files.write_text``:
+        a failed write leaves any old file as it was and raises ``OutputError`` naming it)."""
+        return write_text(path, self.to_json())
 
     @classmethod
     def load(cls, path: str | Path) -> GameRecord:
@@ -340,7 +356,11 @@ def render_record(record: GameRecord, hands: Sequence[int] | None = None) -> str
             out.append("")
             out.extend(blocks[number])
     out.append("")
-    out.append("Final scores: " + _scores(record.final_scores))
+    if record.finished:
+        out.append("Final scores: " + _scores(record.final_scores))
+    else:
+        out.append(f"Unfinished: stopped after {len(record.actions)} actions, in hand {len(record.deals)}")
+        out.append("Scores of the finished hands: " + _scores(record.final_scores))
     return "\n".join(out)
 
 
