@@ -123,6 +123,7 @@ from pathlib import Path
 from typing import Any
 
 from barbu_env.constants import NUM_PLAYERS
+from barbu_env.files import OutputError
 from barbu_env.records import GameRecord
 from barbu_env.rules import Rules, load_rules
 
@@ -168,7 +169,10 @@ def evaluate(
 
     ``workers``: processes (default ``os.cpu_count()``; 1 plays in this process).
     ``records_dir``: save game records there as ``game_00000.json`` ...: every game, or the
-    first ``record_games``. ``progress``: a tqdm bar on stderr."""
+    first ``record_games``; each is written whole or not at all, and a record that cannot
+    be written (a full disk) does not stop the tournament: no more records are attempted,
+    and ``result.run["records_not_saved"]`` says which file failed, why, and how many
+    records were not saved (``None`` when all were). ``progress``: a tqdm bar on stderr."""
     specs = tuple(agents)
     if len(specs) != NUM_PLAYERS:
         raise ValueError(f"a tournament takes exactly 4 agents (repeats allowed), got {len(specs)}: {list(specs)}")
@@ -180,7 +184,10 @@ def evaluate(
     n_sets = deal_sets(games)
     if records_dir is not None:
         records_dir = Path(records_dir)
-        records_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            records_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"cannot make the records folder {records_dir}: {e.strerror or e}") from None
         record_games = n_sets * SEATINGS if record_games is None else record_games
     else:
         record_games = 0
@@ -199,26 +206,43 @@ def evaluate(
         "games_per_second": round(result.games / seconds, 2) if seconds > 0 else None,
         "records_dir": str(records_dir) if records_dir is not None else None,
         "records_saved": collected.saved,
+        "records_not_saved": collected.not_saved(),
     }
     return result
 
 
 @dataclass
 class _Collector:
-    """Keeps each job's games as it comes in and saves its records in ``records_dir``."""
+    """Keeps each job's games as it comes in and saves its records in ``records_dir``,
+    until one cannot be written: the games go on, the records after it are counted, not
+    attempted."""
 
     records_dir: Path | None
     digits: int  # of the game index in a record's file name
     parts: list[GameData] = field(default_factory=list)
     saved: int = 0
+    failure: str | None = None  # the first write that failed
+    skipped: int = 0  # records not written, that one included
 
     def __call__(self, result: _JobResult, bar: Any) -> None:
         data, records = result
         self.parts.append(data)
         for index, record in records:
-            record.save(self.records_dir / f"game_{index:0{self.digits}d}.json")
-            self.saved += 1
+            if self.failure is None:
+                try:
+                    record.save(self.records_dir / f"game_{index:0{self.digits}d}.json")
+                except OutputError as e:
+                    self.failure = str(e)
+                else:
+                    self.saved += 1
+                    continue
+            self.skipped += 1
         bar.update(len(data.game))
+
+    def not_saved(self) -> str | None:
+        if self.failure is None:
+            return None
+        return f"{self.failure}; {self.skipped} game records not saved ({self.saved} were)"
 
 
 def _play_all(

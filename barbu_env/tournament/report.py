@@ -2,7 +2,10 @@
 
 Contract: ``json_text``/``write_json`` lay out any JSON value (indented, a value that
 fits in 100 characters on one line); ``format_table`` gives a ``TournamentResult`` as
-text and ``plot_results`` as a PNG (matplotlib, the ``plot`` extra). Nothing here
+text and ``plot_results`` as an image (matplotlib, the ``plot`` extra) in one of
+``PLOT_SUFFIXES``, chosen by the file's ending (``plot_format`` refuses any other before
+anything is played). Every file is written whole or not at all (``barbu_env.files``: a
+failed write leaves the old file and raises ``OutputError`` naming it). Nothing here
 computes a statistic: every number shown is read from the result. The small helpers
 (``signed``, ``ci_text``, ``cell``, ``column_width``, ``progress_bar``, ``pyplot``,
 ``save_figure``, ``style_axes``) are shared with ``evaluate`` and the league
@@ -20,6 +23,7 @@ import numpy as np
 
 from barbu_env.constants import CONTRACT_LABELS, CONTRACT_NAMES, NUM_CONTRACTS
 from barbu_env.extras import require
+from barbu_env.files import quote, replacing, write_text
 
 from .schedule import SEATINGS
 
@@ -59,10 +63,10 @@ def json_text(value: Any, depth: int = 0, key: str = "") -> str:
 
 
 def write_json(value: Any, path: str | Path | None = None) -> str:
-    """``json_text(value)`` and a newline; written to ``path`` if given."""
+    """``json_text(value)`` and a newline; written to ``path`` if given (whole or not at all)."""
     text = json_text(value) + "\n"
     if path is not None:
-        Path(path).write_text(text)
+        write_text(path, text)
     return text
 
 
@@ -227,13 +231,36 @@ def pyplot(feature: str) -> ModuleType:
     return plt
 
 
+#: The endings of the image files a plot is saved as (each drawn by matplotlib's Agg
+#: backend and Pillow, both in the ``plot`` extra).
+PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg", ".webp", ".tif", ".tiff", ".eps", ".ps")
+
+
+def plot_format(path: str | Path) -> str:
+    """The image format of a plot file, from its ending (``"png"`` for ``x.png``); a
+    ``ValueError`` naming the endings of ``PLOT_SUFFIXES`` for any other.
+
+    >>> plot_format("results.PNG")
+    'png'
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix not in PLOT_SUFFIXES:
+        ending = quote(suffix) if suffix else "nothing"
+        raise ValueError(f"{path}: a plot file ends in {', '.join(PLOT_SUFFIXES)}, not {ending}")
+    return suffix[1:]
+
+
 def save_figure(fig: Any, path: str | Path, dpi: int) -> Path:
-    """Save ``fig`` as ``path`` and close it."""
+    """Save ``fig`` as ``path`` (its format by ``plot_format``), whole or not at all, and close it."""
     import matplotlib.pyplot as plt
 
     path = Path(path)
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
+    try:
+        image_format = plot_format(path)
+        with replacing(path) as tmp:
+            fig.savefig(tmp, dpi=dpi, format=image_format)
+    finally:
+        plt.close(fig)
     return path
 
 
