@@ -95,6 +95,7 @@ import numpy as np
 from . import __version__
 from .agents import parse_agent_spec
 from .agents.pretrained import SHIPPED, pretrained_path
+from .files import OutputError, write_text
 from .rules import Rules, load_rules
 from .tournament import SEATINGS, Estimate, evaluate
 from .tournament.report import cell, ci_text, column_width, progress_bar, pyplot, save_figure, signed, write_json
@@ -283,11 +284,14 @@ def _from_cache(path: Path, key: dict[str, Any], fmt: str, specs: Sequence[str],
 
 
 def _write_cached(path: Path, key: dict[str, Any], result: FormatResult) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write a cache entry whole or not at all (an interrupted run or a full disk leaves no
+    half-written file behind); ``OutputError`` naming the file when it cannot be written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"cannot make the league cache folder {path.parent}: {e.strerror or e}") from None
     key, values = json.loads(json.dumps(key)), result.to_dict()
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"key": key, "result": values, "sha256": _checksum(key, values)}, indent=1) + "\n")
-    tmp.replace(path)  # atomic: an interrupted run leaves no half-written file behind
+    write_text(path, json.dumps({"key": key, "result": values, "sha256": _checksum(key, values)}, indent=1) + "\n")
 
 
 # ---------------------------------------------------------------------- pairings and ratings
@@ -376,6 +380,7 @@ class LeagueResult:
     ratings: Ratings
     played: int  # formats played in this run
     cached: int  # formats read from the cache
+    cache_not_saved: str | None = None  # the cache write that failed, and how many results it left unsaved
 
     def pairing(self, i: int, j: int) -> tuple[Pairing, int]:
         """The pairing of agents i and j, and +1 if it is seen from i (-1 from j)."""
@@ -455,7 +460,11 @@ class LeagueResult:
                 }
                 for p in self.pairings
             ],
-            "run": {"formats_played": self.played, "formats_cached": self.cached},
+            "run": {
+                "formats_played": self.played,
+                "formats_cached": self.cached,
+                "cache_not_saved": self.cache_not_saved,
+            },
         }
 
     def to_json(self, path: str | Path | None = None) -> str:
@@ -479,7 +488,9 @@ def run_league(
     fit the ratings. ``workers`` and ``progress`` go to each tournament.
     ``evaluate_fn``: the tournament runner (``tournament.evaluate``; tests pass a
     counting one). A cache file that cannot be trusted is played again with a
-    ``LeagueCacheWarning`` (see the module docstring)."""
+    ``LeagueCacheWarning`` (see the module docstring). A cache file that cannot be
+    written (a full disk) does not stop the league: no more are attempted, and the
+    result's ``cache_not_saved`` says which file failed and why."""
     specs = list(specs)
     if len(specs) < 2:
         raise ValueError(f"a league needs at least two agents, got {specs}")
@@ -492,7 +503,8 @@ def run_league(
     labels, _ = agent_labels(specs)
     cache = Path(cache_dir) if cache_dir is not None else None
     pairs = [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
-    played = cached = 0
+    played = cached = unsaved = 0
+    cache_failure: str | None = None
     pairings = []
     with progress_bar(len(pairs) * len(FORMATS), "format", progress, desc="league") as bar:
         for i, j in pairs:
@@ -512,8 +524,13 @@ def run_league(
                     )
                     result = _format_result(name, specs[a], t)
                     played += 1
-                    if path is not None:
-                        _write_cached(path, key, result)
+                    if path is not None and cache_failure is None:
+                        try:
+                            _write_cached(path, key, result)
+                        except OutputError as e:
+                            cache_failure = str(e)
+                    if cache_failure is not None:
+                        unsaved += 1
                 else:
                     cached += 1
                 formats[name] = result
@@ -521,7 +538,10 @@ def run_league(
             pairings.append(Pairing(a, b, formats))
     ratings = fit_ratings(len(specs), [(p.a, p.b, p.combined) for p in pairings])
     n_games = deal_sets(games) * SEATINGS
-    return LeagueResult(specs, labels, n_games, seed, rules_obj, rules_label, pairings, ratings, played, cached)
+    not_saved = None if cache_failure is None else f"{cache_failure}; {unsaved} pairing results not cached"
+    return LeagueResult(
+        specs, labels, n_games, seed, rules_obj, rules_label, pairings, ratings, played, cached, not_saved
+    )
 
 
 # ---------------------------------------------------------------------- text
