@@ -9,7 +9,8 @@ the Domino layout, and a header with the hand number, declarer, contract and dou
 :func:`state_frame` is the picture of a game state as ``uint8[H, W, 3]``
 (``FRAME_HEIGHT x FRAME_WIDTH``). :func:`record_frames` turns a game record into frames
 (one per trick, or per card) and :func:`write_video` writes them as a GIF (Pillow) or an
-MP4 (the ``video`` extra: imageio with its ffmpeg).
+MP4 (the ``video`` extra: imageio with its ffmpeg), at ``FPS_RANGE`` frames per second,
+whole or not at all (``barbu_env.files.replacing``: a failed write leaves any old file).
 
 Fonts are matplotlib's DejaVu Sans (matplotlib is a dependency), which has the suit symbols.
 
@@ -35,6 +36,7 @@ from .cards import RANK_NAMES, SUIT_MASK, cards_of, rank_of, suit_of
 from .constants import NUM_HANDS, NUM_PLAYERS, Phase
 from .engine import BarbuState
 from .extras import require
+from .files import quote, replacing
 from .table import FRAME_EVERY, SUIT_SYMBOLS, TableView, hand_suits, record_steps, state_view
 
 FRAME_WIDTH, FRAME_HEIGHT = 960, 640
@@ -279,34 +281,75 @@ def record_frames(
 
 #: File endings ``write_video`` writes.
 VIDEO_SUFFIXES = (".gif", ".mp4")
+#: Frames per second a clip may have: from one frame every ten seconds to 50 a second. A
+#: GIF counts each frame's time in hundredths of a second in 16 bits (Pillow adds up the
+#: times of identical frames, and overflows past 655 s), and 2 hundredths is the shortest
+#: time browsers show; MP4 takes the same range.
+FPS_RANGE = (0.1, 50.0)
+
+
+def check_fps(fps: float) -> float:
+    """``fps`` if it is a number in ``FPS_RANGE``, else a ``ValueError`` saying the range.
+
+    >>> check_fps(2)
+    2.0
+    """
+    low, high = FPS_RANGE
+    try:
+        value = float(fps)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not low <= value <= high:  # NaN fails too
+        raise ValueError(f"frames per second run from {low:g} to {high:g}, not {quote(fps)}")
+    return value
 
 
 def write_video(frames: Iterable[np.ndarray], path: str | Path, fps: float = 2.0) -> int:
     """Write ``frames`` (``uint8[H, W, 3]``) to ``path``: a looping GIF (Pillow) or an MP4
-    (imageio and imageio-ffmpeg, the ``video`` extra). Returns the number of frames."""
+    (imageio and imageio-ffmpeg, the ``video`` extra), whole or not at all: a failure
+    leaves any old file at ``path`` as it was (``OutputError`` naming it for a failed
+    write). ``fps`` must be in ``FPS_RANGE``. Returns the number of frames."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in VIDEO_SUFFIXES:
-        raise ValueError(f"a video file ends in {' or '.join(VIDEO_SUFFIXES)}, not {path.name!r}")
-    if fps <= 0:
-        raise ValueError(f"fps must be positive, not {fps}")
+        raise ValueError(f"a video file ends in {' or '.join(VIDEO_SUFFIXES)}, not {quote(path.name)}")
+    fps = check_fps(fps)
     if suffix == ".gif":
         images = [Image.fromarray(f).convert("P", palette=Image.Palette.ADAPTIVE, colors=96) for f in frames]
         if not images:
             raise ValueError("no frames to write")
-        images[0].save(
-            path, save_all=True, append_images=images[1:], duration=round(1000 / fps), loop=0, optimize=False
-        )
+        with replacing(path) as tmp:
+            images[0].save(
+                tmp,
+                format="GIF",
+                save_all=True,
+                append_images=images[1:],
+                duration=round(1000 / fps),
+                loop=0,
+                optimize=False,
+            )
         return len(images)
-    imageio = require("imageio.v2", "video", "writing MP4 (a .gif needs no extra)", package="imageio")
-    require("imageio_ffmpeg", "video", "writing MP4 (a .gif needs no extra)", package="imageio-ffmpeg")
+    # The video extra, whole (imageio, and imageio-ffmpeg whose ffmpeg writes the frames).
+    require("imageio.v2", "video", "writing MP4 (a .gif needs no extra)", package="imageio")
+    ffmpeg = require("imageio_ffmpeg", "video", "writing MP4 (a .gif needs no extra)", package="imageio-ffmpeg")
     count = 0
-    with imageio.get_writer(path, fps=fps, codec="libx264", macro_block_size=16, quality=7) as writer:
-        for frame in frames:
-            writer.append_data(frame)
-            count += 1
-    if count == 0:
-        raise ValueError("no frames to write")
+    with replacing(path) as tmp:
+        writer = None
+        try:
+            for frame in frames:
+                if writer is None:  # the size is the first frame's; "-f mp4": the file's ending is not .mp4
+                    height, width = frame.shape[:2]
+                    writer = ffmpeg.write_frames(
+                        str(tmp), (width, height), fps=fps, codec="libx264", quality=7, output_params=["-f", "mp4"]
+                    )
+                    writer.send(None)
+                writer.send(np.ascontiguousarray(frame, dtype=np.uint8))
+                count += 1
+        finally:
+            if writer is not None:
+                writer.close()
+        if count == 0:
+            raise ValueError("no frames to write")
     return count
 
 
@@ -314,7 +357,9 @@ __all__ = [
     "FRAME_EVERY",
     "FRAME_HEIGHT",
     "FRAME_WIDTH",
+    "FPS_RANGE",
     "VIDEO_SUFFIXES",
+    "check_fps",
     "draw_table",
     "record_frames",
     "state_frame",
