@@ -87,6 +87,7 @@ import numpy as np
 from .argtypes import OneLineParser, nonnegative_int, positive_float, positive_int
 from .engine import BarbuState
 from .extras import require
+from .files import write_text
 from .rules import Rules, load_rules, preset_names
 
 # Names of the subjects, as printed and written to JSON.
@@ -775,8 +776,11 @@ def main(argv: list[str] | None = None, prog: str = "python -m barbu_env.bench")
             ],
             "skipped": skipped,
         }
-        with open(args.json, "w") as f:
-            json.dump(doc, f, indent=2)
+        try:  # the table is printed: a full disk loses only the file (the old one stays whole)
+            write_text(args.json, json.dumps(doc, indent=2) + "\n")
+        except OSError as e:
+            print(f"{prog}: not saved: {e}", file=sys.stderr)
+            return 1
         print(f"figures written to {args.json}")
     return 0
 
