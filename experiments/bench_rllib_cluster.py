@@ -36,6 +36,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from barbu_env.files import write_text
 from training.config import add_field_flags
 
 #: The custom resource of the nodes that take env runners (one unit per runner).
@@ -121,7 +122,7 @@ def bench(args: Args) -> dict:
     }
     result = {"runs": runs, "median_env_steps_per_second": medians}
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    (Path(args.out) / "bench.json").write_text(json.dumps(result, indent=2))
+    write_text(Path(args.out) / "bench.json", json.dumps(result, indent=2))
     return result
 
 

@@ -29,7 +29,8 @@ import json
 import os
 import platform
 import tempfile
-from pathlib import Path
+
+from barbu_env.files import write_text
 
 
 def measure(config: str, decisions: int, imitation: bool, run_dir: str, overrides: dict | None = None) -> dict:
@@ -129,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         " per second); overall: rollouts + updates"
     )
     if ns.json:
-        Path(ns.json).write_text(json.dumps({"config": ns.config, "rows": rows}, indent=1))
+        write_text(ns.json, json.dumps({"config": ns.config, "rows": rows}, indent=1))
     return 0
 
 

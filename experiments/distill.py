@@ -48,6 +48,7 @@ from barbu_env.agents import ask, make_agent
 from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.constants import Phase
 from barbu_env.driver import play
+from barbu_env.files import write_text
 from barbu_env.vector import VectorBarbu
 from models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
 from training.config import add_field_flags
@@ -236,7 +237,7 @@ def main(argv: list[str] | None = None) -> dict:
         )
 
     summary = {"args": dataclasses.asdict(args), "seconds": round(time.time() - start, 1), "rounds": history}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_text(out / "summary.json", json.dumps(summary, indent=2))
     return summary
 
 

@@ -39,11 +39,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
+import shutil
+import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from barbu_env.extras import needs
+from barbu_env.files import OutputError, write_text
 
 with needs("rllib", "training.rllib_ppo", package="ray[rllib]"):  # one line if the extra is missing
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -178,7 +183,7 @@ def train(args: Args) -> dict:
         driver_node = ray.get_runtime_context().get_node_id()
         env_runner_nodes = algo.env_runner_group.foreach_env_runner(_node_id, local_env_runner=False)
         checkpoint = Path(args.out).resolve() / "checkpoint"
-        algo.save_to_path(str(checkpoint))
+        _save_checkpoint(algo, checkpoint)
         algo.stop()
     finally:
         ray.shutdown()
@@ -198,8 +203,33 @@ def train(args: Args) -> dict:
         "env_runner_nodes": env_runner_nodes,
         "args": dataclasses.asdict(args),
     }
-    (Path(args.out) / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_text(Path(args.out) / "summary.json", json.dumps(summary, indent=2))
     return summary
+
+
+def _save_checkpoint(algo, folder: Path) -> None:
+    """``algo.save_to_path(folder)`` whole or not at all: saved into a new folder beside
+    it, then swapped in; on a failure (a full disk) the new folder is removed, an old
+    checkpoint stays as it was, and ``OutputError`` names the folder."""
+    new = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    old = folder.with_name(f"{new.name}.old")
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(new, 0o777 & ~umask)  # mkdtemp's folder is private; a checkpoint folder is not
+        algo.save_to_path(str(new))
+        if folder.exists():
+            folder.rename(old)
+        new.rename(folder)
+    except BaseException as e:  # a full disk, Ray's own errors, Ctrl-C: the old checkpoint back
+        shutil.rmtree(new, ignore_errors=True)
+        if old.exists() and not folder.exists():
+            old.rename(folder)
+        if isinstance(e, OSError):
+            reason = e.strerror or e
+            raise OutputError(f"could not write {folder}: {reason} (any old checkpoint is unchanged)") from None
+        raise
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -210,7 +240,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = Args(**vars(build_parser().parse_args(argv)))
-    summary = train(args)
+    try:
+        summary = train(args)
+    except OSError as e:  # barbu_env.files.OutputError: a file not written, named
+        print(f"python -m training.rllib_ppo: error: {e}", file=sys.stderr)
+        return 1
     steady = summary["env_steps_per_second_after_first_iteration"]
     print(
         f"RLlib PPO: {summary['env_steps']:,} env steps in {summary['minutes']:.1f} min, sampling and updates: "

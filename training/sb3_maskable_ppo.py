@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from pathlib import Path
 import gymnasium
 
 from barbu_env.extras import needs
+from barbu_env.files import replacing, write_text
 
 with needs("train", "training.sb3_maskable_ppo"):  # one line if the extra is missing
     import torch
@@ -105,7 +107,8 @@ def make_env(args: Args):
 
 
 def train(args: Args) -> dict:
-    """Train, save ``out/model.zip``, and return a summary (steps, minutes, steps/s)."""
+    """Train, save ``out/model.zip`` and ``out/summary.json`` (each whole or not at all:
+    ``barbu_env.files``), and return the summary (steps, minutes, steps/s)."""
     torch.set_num_threads(args.torch_threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -127,7 +130,8 @@ def train(args: Args) -> dict:
     start = time.monotonic()
     model.learn(total_timesteps=args.total_timesteps, callback=WallClockLimit(args.minutes))
     minutes = (time.monotonic() - start) / 60
-    model.save(out / "model.zip")
+    with replacing(out / "model.zip") as tmp, open(tmp, "wb") as f:
+        model.save(f)
     summary = {
         "model": str(out / "model.zip"),
         "timesteps": int(model.num_timesteps),
@@ -135,7 +139,7 @@ def train(args: Args) -> dict:
         "steps_per_second": round(model.num_timesteps / (60 * minutes), 1),
         "args": dataclasses.asdict(args),
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_text(out / "summary.json", json.dumps(summary, indent=2))
     return summary
 
 
@@ -147,7 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = Args(**vars(build_parser().parse_args(argv)))
-    summary = train(args)
+    try:
+        summary = train(args)
+    except OSError as e:  # barbu_env.files.OutputError: a file not written, named
+        print(f"python -m training.sb3_maskable_ppo: error: {e}", file=sys.stderr)
+        return 1
     print(
         f"MaskablePPO: {summary['timesteps']:,} learner decisions in {summary['minutes']:.1f} min "
         f"({summary['steps_per_second']:,.0f}/s); model saved to {summary['model']}"
