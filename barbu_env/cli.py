@@ -35,6 +35,13 @@ Each command is a ``_add_<name>(subparsers)`` that declares its options and a
 that ``barbu --help`` answers at once. Only the command mains print; the library code
 they call returns values and raises exceptions.
 
+Outputs (``--out``, ``--plot``, ``--records``, ``--record``, ``--video``) are checked
+before any work without touching the disk (``check_writable``), and written whole or not
+at all (``barbu_env.files``) after the results are printed: one that cannot be written
+(a full disk) is one line, ``barbu CMD: not saved: ...`` naming the file, the old file is
+kept, and the exit status is 1. Ctrl-C in ``play`` still writes the record of the game so
+far, marked unfinished.
+
 Agent files in a pickle-based format (SB3 ``.zip`` models, RLlib checkpoints) run code
 when loaded: ``eval``, ``league``, ``play`` and ``serve`` load them only with
 ``--trust-pickled``, which adds ``trust=true`` to every agent file's spec
@@ -44,10 +51,13 @@ when loaded: ``eval``, ``league``, ``play`` and ``serve`` load them only with
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
+import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from . import __version__
 from .argtypes import OneLineParser, nonnegative_int, port, positive_float, positive_int
@@ -58,23 +68,50 @@ from .extras import MissingExtraError, require
 
 def check_writable(path: str | None, option: str) -> None:
     """Refuse, before any game is played, an output file (``option``'s value) that cannot
-    be written: a missing folder, a folder given as the file, no permission. Nothing is
-    left behind: a file this check creates is removed again."""
+    be written: a missing folder, a folder given as the file, a file or a folder without
+    write permission. Checked without writing: nothing is created, changed or removed (a
+    dangling symbolic link stays dangling; the file it points to is where the output will
+    go, as every write follows links)."""
     if path is None:
         return
-    from pathlib import Path
+    target = os.path.realpath(path)  # where the write lands, through links (dangling ones too)
+    folder = os.path.dirname(target)
+    if os.path.isdir(target):
+        reason = "it is a folder"
+    elif not os.path.isdir(folder):
+        reason = f"no folder {folder}"
+    elif os.path.exists(target) and not os.access(target, os.W_OK):
+        reason = "the file is read-only"
+    elif not os.access(folder, os.W_OK | os.X_OK):  # the new file is made there, then renamed over the old
+        reason = f"no permission to write in {folder}"
+    else:
+        return
+    raise OSError(f"{option} {path}: cannot write there ({reason})")
 
-    target = Path(path)
-    existed = target.exists()
-    try:
-        if target.is_dir():
-            raise IsADirectoryError(f"{path} is a folder")
-        with open(target, "a"):
-            pass
-    except OSError as e:
-        raise OSError(f"{option} {path}: cannot write there ({e.strerror or e})") from None
-    if not existed:
-        os.unlink(target)
+
+def report_not_saved(command: str, problem: object) -> None:
+    """The line that says an output was not written (``OutputError`` names the file and
+    says why), on stderr, after the results it would have held were printed."""
+    from .records import printable
+
+    print(f"barbu {command}: not saved: {printable(problem)}", file=sys.stderr)
+
+
+def write_outputs(command: str, writes: Sequence[tuple[Callable[[], object], str]]) -> int:
+    """Write each output in turn, once the results are printed: ``writes`` are (a write,
+    the line printed when it is done). One that fails (a full disk) is reported in one
+    line and the others are still attempted. Returns the exit status: 0 if all were
+    written, 1 otherwise."""
+    status = 0
+    for write, done in writes:
+        try:
+            write()
+        except (OSError, ValueError) as e:
+            report_not_saved(command, e)
+            status = 1
+        else:
+            print(done)
+    return status
 
 
 def _add_eval(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -185,9 +222,12 @@ def _on_device(specs: list[str], device: str, workers: int | None) -> tuple[list
 def _agents_and_outputs(args: argparse.Namespace, specs: list[str]) -> tuple[list[str], int | None]:
     """For ``eval`` and ``league``, before any game: the agent specs with ``--trust-pickled``
     and ``--device`` applied, and the worker processes (``_on_device``); ``--plot``'s extra
-    and ``--out``/``--plot`` being writable checked."""
+    and image format, and ``--out``/``--plot`` being writable checked."""
     if args.plot:
         require("matplotlib", "plot", "--plot")
+        from .tournament.report import plot_format
+
+        plot_format(args.plot)  # x.bad: refused now, not after every game
     check_writable(args.out, "--out")
     check_writable(args.plot, "--plot")
     return _on_device(_trusted(specs, args.trust_pickled), args.device, args.workers)
@@ -210,14 +250,17 @@ def _run_eval(args: argparse.Namespace) -> int:
         records_dir=args.records,
         record_games=args.record_games,
     )
-    print(format_table(result))
+    print(format_table(result))  # first: a file that cannot be written loses nothing of the table
+    status = 0
+    if result.run.get("records_not_saved"):
+        report_not_saved("eval", result.run["records_not_saved"])
+        status = 1
+    writes = []
     if args.out:
-        result.to_json(args.out)
-        print(f"\nresults written to {args.out}")
+        writes.append((lambda: result.to_json(args.out), f"\nresults written to {args.out}"))
     if args.plot:
-        plot_results(result, args.plot)
-        print(f"plot written to {args.plot}")
-    return 0
+        writes.append((lambda: plot_results(result, args.plot), f"plot written to {args.plot}"))
+    return write_outputs("eval", writes) or status
 
 
 # ---------------------------------------------------------------------- league
@@ -297,14 +340,17 @@ def _run_league(args: argparse.Namespace) -> int:
             workers=workers,
             progress=not args.no_progress,
         )
-    print(format_league(result))
+    print(format_league(result))  # first: a file that cannot be written loses nothing of the table
+    status = 0
+    if result.cache_not_saved:
+        report_not_saved("league", result.cache_not_saved)
+        status = 1
+    writes = []
     if args.out:
-        result.to_json(args.out)
-        print(f"\nleague written to {args.out}")
+        writes.append((lambda: result.to_json(args.out), f"\nleague written to {args.out}"))
     if args.plot:
-        plot_league(result, args.plot)
-        print(f"heatmap written to {args.plot}")
-    return 0
+        writes.append((lambda: plot_league(result, args.plot), f"heatmap written to {args.plot}"))
+    return write_outputs("league", writes) or status
 
 
 # ---------------------------------------------------------------------- replay
@@ -333,9 +379,24 @@ def _add_replay(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default="trick",
         help="with --video: a frame per completed trick (default) or per card",
     )
-    p.add_argument("--fps", type=positive_float, default=2.0, help="with --video: frames per second (default 2)")
+    p.add_argument(
+        "--fps",
+        type=_fps,
+        default=2.0,
+        help="with --video: frames per second, 0.1 (a frame every ten seconds) to 50 (default 2)",
+    )
     p.add_argument("--seat", type=int, choices=range(4), default=0, help="with --video: the seat drawn at the bottom")
     return p
+
+
+def _fps(text: str) -> float:
+    """A ``--fps`` value: a number in ``barbu_env.frames.FPS_RANGE``."""
+    from .frames import check_fps
+
+    try:
+        return check_fps(positive_float(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _hand_number(text: str) -> int:
@@ -361,7 +422,8 @@ def _run_replay(args: argparse.Namespace) -> int:
         return _write_replay_video(record, args)
     print(render_record(record, hands=args.hand))
     if not args.no_check:
-        print(f"Replayed through barbu_env.env(): {len(hands)} hand results and the final scores match the record.")
+        scores = "the final scores" if record.finished else "the scores of an unfinished game"
+        print(f"Replayed through barbu_env.env(): {len(hands)} hand results and {scores} match the record.")
     return 0
 
 
@@ -435,15 +497,76 @@ def _run_play(args: argparse.Namespace) -> int:
         for spec, s in zip(specs, agent_seeds)
     ]
     state = BarbuState.new_game(rules, np.random.default_rng(game_seed))
+    hands = args.hands or NUM_HANDS
+    stopped = None  # or why the game stopped before it was played out
     try:
-        play_game(agents, labels, hands=args.hands or NUM_HANDS, write=print, state=state)
+        with _interrupts_between_moves(agents) as seated:
+            play_game(seated, labels, hands=hands, write=print, state=state)
     except HumanQuit:
+        stopped = "quit"
         print("Game stopped.")
+    except KeyboardInterrupt:  # Ctrl-C: the game so far is still recorded
+        stopped = "interrupted"
+    status = 130 if stopped == "interrupted" else 0
     if args.record:
         metadata = {"source": "barbu play", "seed": args.seed, "entropy": str(seeds.entropy)}
-        GameRecord.from_state(state, agents=labels, metadata=metadata).save(args.record)
-        print(f"record written to {args.record} ({len(state.results)} hands)")
-    return 0
+        finished = state.is_terminal or len(state.results) >= hands
+        if not finished:
+            metadata["stopped"] = stopped
+        record = GameRecord.from_state(state, agents=labels, metadata=metadata, finished=finished)
+        try:
+            record.save(args.record)
+        except OSError as e:
+            report_not_saved("play", e)
+            status = status or 1
+        else:
+            kind = "" if finished else ", unfinished"
+            print(f"record written to {args.record} ({len(state.results)} hands{kind})")
+    if stopped == "interrupted":
+        print("barbu play: interrupted", file=sys.stderr)
+    return status
+
+
+class _Interruptible:
+    """An agent whose ``act`` may be interrupted by Ctrl-C (see ``_interrupts_between_moves``)."""
+
+    def __init__(self, agent, gate: dict[str, bool]) -> None:
+        self.agent, self.gate = agent, gate
+
+    def act(self, observation, agent=None):
+        if self.gate["pending"]:  # a Ctrl-C while the last action was applied
+            raise KeyboardInterrupt
+        self.gate["choosing"] = True
+        try:
+            return self.agent.act(observation, agent)
+        finally:
+            self.gate["choosing"] = False
+
+
+@contextlib.contextmanager
+def _interrupts_between_moves(agents: Sequence) -> Iterator[list]:
+    """The agents, wrapped so that Ctrl-C stops the game only while an agent chooses (a
+    human typing, a search thinking): one that comes while an action is being applied
+    waits for the next choice, so the state recorded is never half-updated. Outside the
+    main thread (where no handler can be set), or where Ctrl-C is ignored, the agents as
+    they are."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        yield list(agents)
+        return
+    gate = {"choosing": False, "pending": False}
+
+    def on_interrupt(signum, frame) -> None:
+        if gate["choosing"]:
+            raise KeyboardInterrupt
+        gate["pending"] = True
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield [_Interruptible(a, gate) for a in agents]
+        if gate["pending"]:  # after the last action
+            raise KeyboardInterrupt
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 # ---------------------------------------------------------------------- serve
