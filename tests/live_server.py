@@ -1,5 +1,6 @@
 """An app served by uvicorn on a free port of 127.0.0.1, in a thread, for the tests that
-need real HTTP: ``with serving(app) as port: ...``."""
+need real HTTP: ``with serving(app) as port: ...``, under the app's limits as ``barbu
+serve`` runs it (``barbu_env.web.server.uvicorn_config``)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ from contextlib import contextmanager
 
 import uvicorn
 
+from barbu_env.web.server import uvicorn_config
+
 
 @contextmanager
 def serving(app) -> Iterator[int]:
     """Serve ``app`` on 127.0.0.1 until the block ends; yields the port."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server = uvicorn.Server(uvicorn_config(app))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

@@ -28,7 +28,7 @@ from live_server import serving  # noqa: E402
 
 from barbu_env.engine import BarbuState  # noqa: E402
 from barbu_env.records import GameRecord  # noqa: E402
-from barbu_env.web.server import MAX_RECORD_BYTES, REPLAY_FACTOR, create_app  # noqa: E402
+from barbu_env.web.server import MAX_DETAIL, MAX_RECORD_BYTES, REPLAY_FACTOR, create_app  # noqa: E402
 
 
 @dataclass
@@ -41,9 +41,12 @@ class Answer:
         return json.loads(self.body)
 
 
-def asgi(app, method: str, path: str, body: bytes | None = None, chunks: list[bytes] | None = None) -> Answer:
-    """One request through the ASGI app: ``body`` whole (with its Content-Length), or
-    ``chunks`` one message each without a length (as a chunked upload arrives)."""
+def asgi(
+    app, method: str, path: str, body: bytes | None = None, chunks: list[bytes] | None = None, client: str = "127.0.0.1"
+) -> Answer:
+    """One request through the ASGI app from the address ``client``: ``body`` whole (with
+    its Content-Length), or ``chunks`` one message each without a length (as a chunked
+    upload arrives)."""
     headers = [(b"host", b"127.0.0.1")]
     if body is not None:
         chunks = [body]
@@ -61,7 +64,7 @@ def asgi(app, method: str, path: str, body: bytes | None = None, chunks: list[by
         "query_string": b"",
         "root_path": "",
         "headers": headers,
-        "client": ("127.0.0.1", 50000),
+        "client": (client, 50000),
         "server": ("127.0.0.1", 8000),
     }
     pending = list(chunks)
@@ -137,7 +140,9 @@ BAD_REQUESTS = {
     "hands string": ("POST", "/api/games", b'{"hands": "3"}', 422, "hands"),
     "hands float": ("POST", "/api/games", b'{"hands": 3.0}', 422, "hands"),
     "hands 2**70": ("POST", "/api/games", b'{"hands": %d}' % 2**70, 422, "hands"),
-    "hands 5000 digits": ("POST", "/api/games", b'{"hands": 1' + b"0" * 5000 + b"}", 400, "parsing"),
+    "hands 5000 digits": ("POST", "/api/games", b'{"hands": 1' + b"0" * 5000 + b"}", 422, "hands: an integer of 5001"),
+    "seed 4301 digits": ("POST", "/api/games", b'{"seed": 1' + b"0" * 4300 + b"}", 422, "seed: an integer of 4301"),
+    "action 5000 digits": ("POST", "/api/games/{game}/actions", b'{"action": -' + b"9" * 5000 + b"}", 422, "action"),
     "seed NaN": ("POST", "/api/games", b'{"seed": NaN}', 422, "seed"),
     "seed string": ("POST", "/api/games", b'{"seed": "3"}', 422, "seed"),
     "seed false": ("POST", "/api/games", b'{"seed": false}', 422, "seed"),
@@ -146,14 +151,20 @@ BAD_REQUESTS = {
     "opponent name huge": (
         "POST",
         "/api/games",
-        json.dumps({"opponents": ["r" * 5000] * 3}).encode(),
+        json.dumps({"opponents": ["r" * 4000] * 3}).encode(),
         422,
         "opponents",
     ),
     "rules number": ("POST", "/api/games", b'{"rules": 5}', 422, "rules"),
     "rules Infinity": ("POST", "/api/games", b'{"rules": Infinity}', 422, "rules"),
-    "game body nested": ("POST", "/api/games", nested(100_000), 400, "parsing"),
-    "game body not UTF-8": ("POST", "/api/games", b'{"seed": "\xff"}', 400, "parsing"),
+    "game body nested": ("POST", "/api/games", nested(5_000), 422, "nested too deeply"),
+    "game body not UTF-8": ("POST", "/api/games", b'{"seed": "\xff"}', 422, "not UTF-8"),
+    "game body not JSON": ("POST", "/api/games", b'{"seed": ', 422, "not JSON"),
+    "game body a list": ("POST", "/api/games", b"[1, 2]", 422, "body"),
+    "game body over 16 kB": ("POST", "/api/games", b" " * 20_000, 413, "16384"),
+    "huge key": ("POST", "/api/games", json.dumps({"k" * 10_000: 1}).encode(), 422, "kkk..."),
+    "action nested": ("POST", "/api/games/{game}/actions", nested(5_000), 422, "nested too deeply"),
+    "action not UTF-8": ("POST", "/api/games/{game}/actions", b'{"action": "\xfe"}', 422, "not UTF-8"),
     "action NaN": ("POST", "/api/games/{game}/actions", b'{"action": NaN}', 422, "action"),
     "action Infinity": ("POST", "/api/games/{game}/actions", b'{"action": Infinity}', 422, "action"),
     "action true": ("POST", "/api/games/{game}/actions", b'{"action": true}', 422, "action"),
@@ -174,6 +185,7 @@ BAD_REQUESTS = {
         422,
         "64 bits",
     ),
+    "record deal 0.9 MB": ("POST", "/api/replays", lambda r: with_field(r, "deals", [["x" * 900_000]]), 422, "deal"),
     "record declarer 2**64": ("POST", "/api/replays", lambda r: with_field(r, "first_declarer", 2**64), 422, "64 bits"),
     "record action 2**80": ("POST", "/api/replays", lambda r: with_field(r, "actions", [2**80]), 422, "64 bits"),
     "record scores Infinity": (
@@ -194,6 +206,7 @@ def test_a_bad_request_is_a_4xx_with_its_reason(app, record, game_id, name):
     assert answer.status == status, (answer.status, answer.body[:300])
     detail = answer.json()["detail"]
     assert isinstance(detail, str) and "\n" not in detail and word in detail, detail
+    assert len(detail) <= MAX_DETAIL
 
 
 def test_strict_requests_still_take_what_they_should(app, game_id):
