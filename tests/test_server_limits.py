@@ -34,8 +34,9 @@ HOST = "127.0.0.1"
 TABLE = ["human", "random", "random", "random"]
 
 
-def connect(port: int, data: bytes = b"") -> socket.socket:
-    sock = socket.create_connection((HOST, port), timeout=10)
+def connect(port: int, data: bytes = b"", source: str = HOST) -> socket.socket:
+    """A connection from the loopback address ``source``, ``data`` sent."""
+    sock = socket.create_connection((HOST, port), timeout=10, source_address=(source, 0))
     if data:
         sock.sendall(data)
     return sock
@@ -59,9 +60,12 @@ def read_until_closed(sock: socket.socket, within: float) -> tuple[bytes, float 
     return got, None
 
 
-def request(port: int, method: str, path: str, body: bytes = b"", sock: socket.socket | None = None) -> bytes:
-    """One whole request on ``sock`` (or a new connection); the answer's bytes (head and body)."""
-    sock = sock or connect(port)
+def request(
+    port: int, method: str, path: str, body: bytes = b"", sock: socket.socket | None = None, source: str = HOST
+) -> bytes:
+    """One whole request on ``sock`` (or a new connection from ``source``); the answer's
+    bytes (head and body)."""
+    sock = sock or connect(port, source=source)
     head = f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
     sock.sendall(head.encode() + body)
     sock.settimeout(10)
@@ -107,22 +111,38 @@ def test_a_body_that_never_ends_is_answered_408_within_its_deadline():
         assert b"did not arrive within 0.5 s" in got
 
 
-def test_bodies_held_together_stay_within_the_budget():
+def test_bodies_held_together_stay_within_the_budget_and_a_stalled_one_gives_way():
     """One upload holds 40 kB of a 50 kB budget and stalls: another upload is answered 503
-    once past its first 16 kB, a small request still goes through, and once the first
-    leaves the second is taken."""
-    app = create_app(TABLE, limits=Limits(body_budget=50_000))
+    once past its first 16 kB (a small request still goes through); once the first has
+    sent nothing for ``body_stall``, it is answered 408 and the next upload is taken."""
+    app = create_app(TABLE, limits=Limits(body_budget=50_000, body_stall=0.5))
     with serving(app) as port:
         stalled = connect(port, b"POST /api/replays HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n")
         stalled.sendall(b" " * 40_000)
-        time.sleep(0.3)
+        time.sleep(0.2)
         refused = request(port, "POST", "/api/replays", b" " * 30_000)
         assert status_of(refused) == 503 and b"too many uploads at once" in refused
         assert b"retry-after: 1" in refused.lower()
         assert status_of(request(port, "POST", "/api/games", b'{"hands": 1}')) == 201
-        stalled.close()
-        time.sleep(0.3)
+        time.sleep(0.6)
         assert status_of(request(port, "POST", "/api/replays", b" " * 30_000)) == 422  # read whole: not a record
+        got, after = read_until_closed(stalled, within=3)
+        stalled.close()
+        assert after is not None and got.startswith(b"HTTP/1.1 408") and b"stalled for 0.5 s" in got, got
+
+
+def test_one_address_holds_at_most_its_share_of_the_bodies():
+    """An address that holds its 50 kB share with a stalled upload is answered 503 for its
+    next upload; another address's upload is taken."""
+    app = create_app(TABLE, limits=Limits(client_body_budget=50_000))
+    with serving(app) as port:
+        stalled = connect(port, b"POST /api/replays HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n")
+        stalled.sendall(b" " * 40_000)
+        time.sleep(0.2)
+        refused = request(port, "POST", "/api/replays", b" " * 30_000)
+        assert status_of(refused) == 503 and b"too many uploads from this address at once" in refused
+        assert status_of(request(port, "POST", "/api/replays", b" " * 30_000, source="127.0.0.2")) == 422
+        stalled.close()
 
 
 def test_past_the_connection_cap_the_longest_waiting_connection_gives_way():

@@ -13,7 +13,11 @@ request body           a body arrives whole within ``body_timeout`` (30 s) of it
                        upload and ``request_bytes`` (16 kB) for any other request, else
                        413 as soon as that much has come (``BodyLimit``); past its first
                        ``request_bytes``, a body is held only while the bodies held
-                       together stay within ``body_budget`` (32 MB), else 503
+                       together stay within ``body_budget`` (32 MB), and those of its
+                       client (its address) within ``client_body_budget`` (8 MB): to make
+                       room, bodies that have sent nothing for ``body_stall`` (2 s) are
+                       answered 408, the longest stalled first (the client's own first),
+                       and without such a body the new bytes are answered 503
 connections            at most ``connections`` (1,000) open at once, and fewer where the
                        process may open fewer files: its soft ``ulimit -n`` less
                        ``fd_reserve`` (64) kept for the server's own files and twice the
@@ -25,10 +29,11 @@ connections            at most ``connections`` (1,000) open at once, and fewer w
                        never runs out of file descriptors and keeps answering new clients
 games                  a client (its address) keeps at most ``games_per_client`` (16)
                        games; its next game replaces its own least recently used game
-                       that is over or untouched for ``own_idle`` (60 s), and without one
-                       it is answered 429; the table keeps at most ``games`` (128), and
-                       a new game past that replaces the least recently used game over or
-                       untouched for ``idle`` (10 min), else 503 (``barbu_env.web.server``)
+                       untouched for ``own_idle`` (60 s), or for ``done_idle`` (10 s) if
+                       it is over, and without one it is answered 429; the table keeps at
+                       most ``games`` (128), and a new game past that replaces the least
+                       recently used game untouched for ``idle`` (10 min), or for
+                       ``done_idle`` if it is over, else 503 (``barbu_env.web.server``)
 searches               at most ``searches`` (2) requests at once play moves of a search
                        agent (``SEARCH_AGENTS`` in ``barbu_env.web.server``); another waits
                        up to ``search_wait`` (1 s), then is answered 503, its game unchanged
@@ -77,6 +82,8 @@ class Limits:
     request_bytes: int = MAX_REQUEST_BYTES  #: the largest body but a record's
     record_bytes: int = MAX_RECORD_BYTES  #: the largest record upload
     body_budget: int = 32_000_000  #: bytes of bodies held at once (past each one's first request_bytes)
+    client_body_budget: int = 8_000_000  #: bytes of bodies held at once from one client address
+    body_stall: float = 2.0  #: seconds without a byte after which a body gives way to others
     connections: int = 1_000  #: connections open at once
     fd_reserve: int = 64  #: file descriptors kept for the server's own files
     backlog: int = 64  #: connections waiting to be accepted (and accepted in one burst)
@@ -84,6 +91,7 @@ class Limits:
     games_per_client: int = 16  #: games kept per client address
     own_idle: float = 60.0  #: seconds untouched after which a client's game gives way to its next
     idle: float = 600.0  #: seconds untouched after which any game gives way when the table is full
+    done_idle: float = 10.0  #: seconds untouched after which a finished game gives way
     searches: int = 2  #: requests at once playing a search agent's moves
     search_wait: float = 1.0  #: seconds a request waits for a search slot
     log_interval: float = 10.0  #: seconds between two log lines of one kind
@@ -218,17 +226,36 @@ def protocol_class(limits: Limits, cap: int) -> type[GuardedH11Protocol]:
 # ---------------------------------------------------------------------- bodies
 
 
+@dataclass
+class _Reading:
+    """A body being read: its client's address, the bytes held, when its last bytes came
+    (the loop's clock), whether it was stopped to make room for others."""
+
+    owner: str = ""
+    held: int = 0
+    last: float = 0.0
+    stopped: bool = False
+
+
+#: Seconds between two looks of a waiting body at whether it was stopped.
+POLL = 0.5
+
+
 class BodyLimit:
     """ASGI middleware: a request's body is read whole before the app sees it, within the
     bounds of ``limits`` (the module docstring): over its size (``record_bytes`` for the
     paths in ``large_paths``, else ``request_bytes``) it is answered 413 as soon as the
     bytes received pass it (a ``Content-Length`` over it: before any is read), past its
-    deadline 408, past the budget of bodies held together 503; nothing is read after a
-    refusal, and the connection closes."""
+    deadline 408; bodies held together stay within ``body_budget`` (a client's within
+    ``client_body_budget``), stalled ones giving way (408) to bodies that come, and without
+    one the new bytes are answered 503; nothing is read after a refusal, and the connection
+    closes."""
 
     def __init__(self, app: Any, limits: Limits, large_paths: frozenset[str] = frozenset()):
         self.app, self.limits, self.large_paths = app, limits, large_paths
         self.held = 0  # bytes of the bodies being read or answered, together
+        self.held_by: dict[str, int] = {}  # the same, by client address
+        self.readings: dict[int, _Reading] = {}  # the bodies being read
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -242,31 +269,50 @@ class BodyLimit:
             return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + limits.body_timeout
+        client = scope.get("client")
+        reading = _Reading(owner=client[0] if client else "local", last=loop.time())
+        self.readings[id(reading)] = reading
         chunks: list[bytes] = []
         received, more = 0, True
         try:
             while more:
-                try:
-                    message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0))
-                except asyncio.TimeoutError:
+                left = deadline - loop.time()
+                if left <= 0:
                     log.warning("answered 408 to a request whose body did not come within %g s", limits.body_timeout)
                     await _refuse(send, 408, f"the request body did not arrive within {limits.body_timeout:g} s")
                     return
+                try:
+                    message = await asyncio.wait_for(receive(), min(left, POLL))
+                except asyncio.TimeoutError:
+                    message = None
+                if reading.stopped:
+                    detail = f"the request body stalled for {limits.body_stall:g} s while others needed room"
+                    await _refuse(send, 408, detail)
+                    return
+                if message is None:
+                    continue
                 if message["type"] != "http.request":  # the client left
                     return
                 chunk = message.get("body", b"")
                 if received + len(chunk) > limit:
                     await _refuse(send, 413, f"request body over {limit} bytes")
                     return
-                if received + len(chunk) > limits.request_bytes and self.held + len(chunk) > limits.body_budget:
-                    log.warning("answered 503 to an upload: bodies held together reached %d bytes", limits.body_budget)
-                    detail = "the server is receiving too many uploads at once; try again in a moment"
+                over_free = received + len(chunk) > limits.request_bytes
+                if over_free and not self._room(len(chunk), reading, loop.time()):
+                    if self._over(len(chunk), reading.owner)[0]:
+                        budget, whose = limits.client_body_budget, "from this address "
+                    else:
+                        budget, whose = limits.body_budget, ""
+                    log.warning("answered 503 to an upload: bodies held %sreached %d bytes", whose, budget)
+                    detail = f"the server is receiving too many uploads {whose}at once; try again in a moment"
                     await _refuse(send, 503, detail, retry_after=1)
                     return
                 received += len(chunk)
-                self.held += len(chunk)
+                reading.last = loop.time()
+                self._hold(reading, len(chunk))
                 chunks.append(chunk)
                 more = message.get("more_body", False)
+            del self.readings[id(reading)]
             first: dict | None = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
             chunks.clear()
 
@@ -279,7 +325,44 @@ class BodyLimit:
 
             await self.app(scope, replay, send)
         finally:
-            self.held -= received
+            self.readings.pop(id(reading), None)
+            self._hold(reading, -reading.held)
+
+    def _hold(self, reading: _Reading, size: int) -> None:
+        """Count ``size`` more bytes (fewer if negative) held for ``reading``."""
+        reading.held += size
+        self.held += size
+        mine = self.held_by.get(reading.owner, 0) + size
+        if mine:
+            self.held_by[reading.owner] = mine
+        else:
+            self.held_by.pop(reading.owner, None)
+
+    def _over(self, size: int, owner: str) -> tuple[bool, bool]:
+        """Whether ``size`` more bytes from ``owner`` would pass the budget: the client's, the whole."""
+        mine = self.held_by.get(owner, 0) + size > self.limits.client_body_budget
+        return mine, self.held + size > self.limits.body_budget
+
+    def _room(self, size: int, reading: _Reading, now: float) -> bool:
+        """Whether ``size`` more bytes of ``reading`` fit the budgets, after stopping bodies
+        stalled for ``body_stall`` seconds as far as needed: the client's own first, the
+        longest stalled first."""
+        stalled = sorted(
+            (
+                r
+                for r in self.readings.values()
+                if r is not reading and not r.stopped and r.held and now - r.last >= self.limits.body_stall
+            ),
+            key=lambda r: (r.owner != reading.owner, r.last),
+        )
+        for other in stalled:
+            mine, whole = self._over(size, reading.owner)
+            if not (mine or whole) or (mine and other.owner != reading.owner):
+                break  # room enough, or only the client's own bodies would make it
+            other.stopped = True  # it answers 408 at its next look; its bytes count no more
+            self._hold(other, -other.held)
+            log.warning("stopped an upload stalled for %g s to make room for one that comes", self.limits.body_stall)
+        return not any(self._over(size, reading.owner))
 
 
 async def _refuse(send: Any, status: int, detail: str, retry_after: int | None = None) -> None:

@@ -443,9 +443,9 @@ class _Games:
     """The games in play by id, the least recently used first, each with its owner (a
     client's address): at most ``limits.games_per_client`` per owner and ``limits.games``
     in all. A new game past an owner's share replaces that owner's least recently used game
-    that is over or untouched for ``limits.own_idle`` seconds, else it is refused 429; past
-    the table's bound, any game over or untouched for ``limits.idle``, else 503. So one
-    client never drops another's game in play."""
+    untouched for ``limits.own_idle`` seconds (``limits.done_idle`` if it is over), else it
+    is refused 429; past the table's bound, any game untouched for ``limits.idle``
+    (``done_idle`` if over), else 503. So one client never drops another's game in play."""
 
     def __init__(self, limits: Limits, clock: Any = time.monotonic):
         self.limits, self.clock = limits, clock
@@ -495,18 +495,19 @@ class _Games:
             del self.owned[owner]
 
     def _drop_one(self, idle: float, owner: str | None = None) -> float | None:
-        """Drop the least recently used game (of ``owner``, if given) that is over or
-        untouched for ``idle`` seconds; ``None`` if one was dropped, else the seconds until
-        one of them will have been untouched that long (``inf`` if there is none)."""
+        """Drop the least recently used game (of ``owner``, if given) untouched for ``idle``
+        seconds (``limits.done_idle`` if it is over, when that is shorter); ``None`` if one
+        was dropped, else the seconds until one will be (``inf`` if there is none)."""
         now, wait = self.clock(), math.inf
         for game_id, game in self.games.items():
             if owner is not None and game.owner != owner:
                 continue
-            if game.over or now - game.used >= idle:
+            gives_way = min(idle, self.limits.done_idle) if game.over else idle
+            if now - game.used >= gives_way:
                 del self.games[game_id]
                 self._forget(game.owner)
                 return None
-            wait = min(wait, idle - (now - game.used))
+            wait = min(wait, gives_way - (now - game.used))
         return wait
 
     def _make_room(self, owner: str) -> None:
@@ -519,7 +520,7 @@ class _Games:
                     429,
                     f"this address has {limits.games_per_client} games in play, the most one address may "
                     f"keep: finish one, or start a new one in {retry} s (a game untouched for "
-                    f"{limits.own_idle:g} s then gives way)",
+                    f"{limits.own_idle:g} s, or a finished one for {limits.done_idle:g} s, then gives way)",
                     headers={"Retry-After": str(retry)},
                 )
         if len(self.games) + self.making >= limits.games:
