@@ -40,8 +40,9 @@ SECONDS = float(os.environ.get("BARBU_LOAD_SECONDS", "60"))
 MAX_REQUESTS_PER_CLIENT = 20_000
 HANDS = 4  # hands per game, so that many games finish within the minute
 RSS_GROWTH_MB = 100
-#: The server's file limit (``ulimit -n``): fewer than the slow clients' connections.
-FILES = 256
+#: The server's file limit (``ulimit -n``): fewer than the slow clients' connections
+#: (``BARBU_LOAD_FILES=4096``: room for them all, so that the deadlines close them).
+FILES = int(os.environ.get("BARBU_LOAD_FILES", "256"))
 #: The slow clients: half-sent heads and half-sent bodies, from a quarter of the run to
 #: five seconds before its end.
 SLOW_HEADS, SLOW_BODIES = 300, 300
