@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from barbu_env.extras import needs
+from barbu_env.files import quote, replacing
 
 with needs("train", "models.policy"):  # one line if the extra is missing
     import torch
@@ -225,19 +226,102 @@ def _on_cpu(value: Any) -> Any:
 def save_checkpoint(path: str | Path, model: BarbuActorCritic, **extra: Any) -> None:
     """The weights with the config that rebuilds them, and any plain extras (optimizer
     state, training config, step counters). Every tensor is saved on the CPU, whatever
-    device the model or the optimizer is on, so the checkpoint loads anywhere."""
+    device the model or the optimizer is on, so the checkpoint loads anywhere. The file is
+    replaced whole or not at all (``barbu_env.files.replacing``): a failed save leaves the
+    old checkpoint as it was and is an ``OutputError`` naming the file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = _on_cpu({"model_config": dataclasses.asdict(model.config), "state_dict": model.state_dict(), **extra})
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(payload, tmp)
-    tmp.replace(path)
+    with replacing(path) as tmp, open(tmp, "wb") as f:  # to a file object, a failed write is an OSError
+        try:
+            torch.save(payload, f)
+        except RuntimeError as e:  # torch's zip writer, closing after a failed write, hides its OSError
+            if isinstance(e.__context__, OSError):
+                raise e.__context__ from None
+            raise
+
+
+#: The largest network a checkpoint or a training config may ask for: each size field's
+#: ``(lowest, highest)`` (``training.config.VALID`` takes its ranges from here).
+SIZE_LIMITS = {"hidden": (1, 8192), "layers": (1, 64), "card_embed": (1, 1024)}
+
+
+def checked_config(config: Any, where: str = "checkpoint") -> PolicyConfig:
+    """The ``PolicyConfig`` of a checkpoint's ``model_config`` if this barbu can build and
+    feed it: a mapping of ``PolicyConfig`` fields (missing ones take their defaults), each an
+    integer; the sizes within ``SIZE_LIMITS``; the observation (``obs_dim``, ``card_rows``,
+    ``obs_layout``) and the actions today's; ``state_dim`` 0 or the privileged view's
+    (``obs_dim`` plus three hidden hands). A ValueError of one line naming ``where`` and the
+    field otherwise. Nothing is built."""
+    if not isinstance(config, dict):
+        raise ValueError(f"{where}: its model_config is {quote(config)}, not a mapping of network fields")
+    fields = {f.name for f in dataclasses.fields(PolicyConfig)}
+    unknown = [k for k in config if k not in fields]
+    if unknown:
+        known = ", ".join(sorted(fields))
+        raise ValueError(f"{where}: model_config has no field {quote(unknown[0])} (its fields: {known})")
+    for name, value in config.items():
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError(f"{where}: model_config {name} must be an integer, not {quote(value)}")
+    made = PolicyConfig(**config)
+    for name, (low, high) in SIZE_LIMITS.items():
+        value = getattr(made, name)
+        if not low <= value <= high:
+            raise ValueError(f"{where}: model_config {name} must be from {low} to {high}, not {quote(value)}")
+    today = PolicyConfig()
+    for name in ("obs_dim", "card_rows", "num_actions"):
+        if getattr(made, name) != getattr(today, name):
+            raise ValueError(
+                f"{where}: model_config {name} is {quote(getattr(made, name))}; this barbu's networks have "
+                f"{getattr(today, name)}"
+            )
+    privileged = made.obs_dim + 3 * NUM_CARDS
+    if made.state_dim not in (0, privileged):
+        raise ValueError(
+            f"{where}: model_config state_dim must be 0 or {privileged} (a privileged critic's), not "
+            f"{quote(made.state_dim)}"
+        )
+    return made
+
+
+def shapes(config: PolicyConfig) -> dict[str, tuple[int, ...]]:
+    """Each weight's shape in the network of ``config`` (built on the meta device: nothing
+    allocated, nothing initialised)."""
+    with torch.device("meta"):
+        model = BarbuActorCritic(config)
+    return {name: tuple(w.shape) for name, w in model.state_dict().items()}
+
+
+def check_weights(state_dict: Any, expected: dict[str, tuple[int, ...]], where: str = "checkpoint") -> None:
+    """A ValueError of one line naming ``where`` unless ``state_dict`` is a mapping of exactly
+    the names of ``expected`` (``shapes``) to floating-point tensors of those shapes, every
+    value finite."""
+    if not isinstance(state_dict, dict):
+        raise ValueError(f"{where}: its weights are {quote(state_dict)}, not a mapping of tensors")
+    missing = [k for k in expected if k not in state_dict]
+    if missing:
+        raise ValueError(f"{where}: its weights lack {quote(missing[0])} ({len(missing)} of {len(expected)} missing)")
+    extra = [k for k in state_dict if k not in expected]
+    if extra:
+        raise ValueError(f"{where}: its weights hold {quote(extra[0])}, which the network has not")
+    for name, shape in expected.items():
+        w = state_dict[name]
+        if not isinstance(w, torch.Tensor) or not w.is_floating_point():
+            raise ValueError(f"{where}: weight {name} is not a floating-point tensor")
+        if tuple(w.shape) != shape:
+            raise ValueError(f"{where}: weight {name} has shape {list(w.shape)}, the network's is {list(shape)}")
+        if not torch.isfinite(w).all():
+            raise ValueError(f"{where}: weight {name} is not finite")
 
 
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tuple[BarbuActorCritic, dict[str, Any]]:
     """The network, on ``device`` (``models.device.resolve_device``: ``cpu``, ``auto``,
     ``cuda``, ``cuda:N``, ``mps``), and the checkpoint's other contents, on the CPU;
-    ``weights_only=True``, so a checkpoint cannot run code. A missing file is a
+    ``weights_only=True``, so a checkpoint cannot run code. The network's config is checked
+    (``checked_config``: sizes within ``SIZE_LIMITS``, today's observation layout) and its
+    weights' names, shapes and values (``check_weights``) before any network is built,
+    which then takes the file's weights without initialising its own: a crafted file of a
+    few bytes asking for a huge network is refused at once. A missing file is a
     FileNotFoundError; a file that is not a barbu checkpoint (not a torch file, or one
     without a matching network), or a device this machine does not have, a ValueError."""
     path = Path(path)
@@ -252,17 +336,18 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
         raise ValueError(f"{path}: not a barbu checkpoint (no model_config and state_dict)")
     layout = payload["model_config"].get("obs_layout", 1) if isinstance(payload["model_config"], dict) else None
     current = PolicyConfig.obs_layout
-    if layout != current:
+    if layout is not None and layout != current:
+        size = _LAYOUT_SIZES.get(layout, "?") if isinstance(layout, int) else "?"
         raise ValueError(
-            f"{path}: this network was trained on observation layout {layout} "
-            f"({_LAYOUT_SIZES.get(layout, '?')} values) and this barbu observes layout {current} "
+            f"{path}: this network was trained on observation layout {quote(layout)} "
+            f"({size} values) and this barbu observes layout {current} "
             f"({_LAYOUT_SIZES[current]} values): it cannot read today's observations; train it again"
         )
-    try:
-        model = BarbuActorCritic(PolicyConfig(**payload["model_config"]))
-        model.load_state_dict(payload["state_dict"])
-    except (TypeError, RuntimeError) as e:
-        raise ValueError(f"{path}: not a barbu checkpoint (its network does not load: {e})") from e
+    config = checked_config(payload["model_config"], str(path))
+    check_weights(payload["state_dict"], shapes(config), str(path))
+    with torch.device("meta"):  # the file's weights replace these: none allocated or initialised
+        model = BarbuActorCritic(config)
+    model.load_state_dict({k: v.float() for k, v in payload["state_dict"].items()}, assign=True)
     model.to(device)
     model.eval()
     return model, payload
