@@ -175,9 +175,9 @@ class Rules:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if f.type == "bool" and not isinstance(value, bool):
-                raise RulesError(f"rule {f.name!r} must be true or false, not {value!r}")
+                raise RulesError(f"rule {f.name!r} must be true or false, not {_short(value)}")
             if f.type == "int" and (isinstance(value, bool) or not isinstance(value, int)):
-                raise RulesError(f"rule {f.name!r} must be an integer, not {value!r}")
+                raise RulesError(f"rule {f.name!r} must be an integer, not {_short(value)}")
             if f.type.startswith("tuple"):
                 n = f.type.count("int")
                 if (
@@ -186,16 +186,16 @@ class Rules:
                     or len(value) != n
                     or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
                 ):
-                    raise RulesError(f"rule {f.name!r} must be a list of {n} integers, not {value!r}")
+                    raise RulesError(f"rule {f.name!r} must be a list of {n} integers, not {_short(value)}")
                 object.__setattr__(self, f.name, tuple(value))
         if self.rotation not in ROTATIONS:
-            raise RulesError(f"rule 'rotation' must be one of {ROTATIONS}, not {self.rotation!r}")
+            raise RulesError(f"rule 'rotation' must be one of {ROTATIONS}, not {_short(self.rotation)}")
         if self.doubling_targets not in DOUBLING_TARGETS:
             raise RulesError(
-                f"rule 'doubling_targets' must be one of {DOUBLING_TARGETS}, not {self.doubling_targets!r}"
+                f"rule 'doubling_targets' must be one of {DOUBLING_TARGETS}, not {_short(self.doubling_targets)}"
             )
         if not 0 <= self.min_declarer_doubles <= 7:
-            raise RulesError(f"rule 'min_declarer_doubles' must be in 0..7, not {self.min_declarer_doubles!r}")
+            raise RulesError(f"rule 'min_declarer_doubles' must be in 0..7, not {_short(self.min_declarer_doubles)}")
         for name in POINT_SWITCHES:
             value = getattr(self, name)
             if any(abs(v) > POINTS_LIMIT for v in (value if isinstance(value, tuple) else (value,))):
@@ -209,11 +209,11 @@ class Rules:
     def from_mapping(cls, mapping: Mapping[str, Any]) -> Rules:
         """Rules from a mapping of switches; missing switches take their defaults."""
         if not isinstance(mapping, Mapping):
-            raise RulesError(f"rules must be a mapping of switches, not {mapping!r}")
+            raise RulesError(f"rules must be a mapping of switches, not {_short(mapping)}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted((k for k in mapping if k not in known), key=repr)  # YAML keys need not be strings
         if unknown:
-            raise RulesError(f"unknown rule switch(es) {unknown}; known switches: {sorted(known)}")
+            raise RulesError(f"unknown rule switch(es) {_short(unknown)}; known switches: {sorted(known)}")
         return cls(**mapping)
 
     def score_bound(self) -> int:
@@ -246,8 +246,9 @@ class Rules:
 
 
 def _short(value: Any, width: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= width else f"{text[: width - 3]}..."
+    from .files import quote
+
+    return quote(value, width)
 
 
 def preset_names() -> list[str]:
@@ -255,16 +256,27 @@ def preset_names() -> list[str]:
     return sorted(p.stem for p in PRESETS_DIR.glob("*.yaml"))
 
 
+#: The largest rules file read (a whole one with every switch and a description is under 2 kB).
+RULES_FILE_LIMIT = 1_000_000
+
+
 def read_rules_file(path: str | Path) -> Rules:
-    """Rules from a YAML file: a mapping of switches and an optional ``description``."""
-    import yaml
+    """Rules from a YAML file: a mapping of switches and an optional ``description``. The
+    file is read as ``barbu_env.files`` reads a stranger's file: a regular file of at most
+    ``RULES_FILE_LIMIT`` bytes, YAML whose aliases do not expand past its limit; anything
+    else is a ``RulesError`` of one line naming the file."""
+    from .files import InputError, read_text, safe_yaml
 
     try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
-    except yaml.YAMLError as e:
-        raise RulesError(f"{path}: not YAML ({' '.join(str(e).split())})") from None
+        data = safe_yaml(read_text(path, RULES_FILE_LIMIT, "rules file"), f"rules file {path}") or {}
+    except InputError as e:
+        raise RulesError(str(e)) from None
+    except FileNotFoundError:
+        raise RulesError(f"rules file {_short(str(path))} not found (or not a file)") from None
     except RecursionError:  # lists or mappings nested thousands deep
         raise RulesError(f"{path}: YAML nested too deeply to be a rules file") from None
+    except ValueError as e:  # an integer of over 4,300 digits
+        raise RulesError(f"{path}: not a rules file ({_short(str(e), 80)})") from None
     if not isinstance(data, Mapping):
         raise RulesError(f"{path}: a rules file holds a mapping of switches")
     data = dict(data)
@@ -290,9 +302,9 @@ def load_rules(spec: Rules | str | Mapping[str, Any] | None = None) -> Rules:
             return read_rules_file(path)
         if str(spec).endswith((".yaml", ".yml")):
             if not Path(spec).is_file():
-                raise RulesError(f"rules file {str(spec)!r} not found (or not a file)")
+                raise RulesError(f"rules file {_short(str(spec))} not found (or not a file)")
             return read_rules_file(spec)
         if str(spec) == "standard":
             return Rules()
-        raise RulesError(f"unknown rules preset {spec!r}; presets: {preset_names()}")
-    raise RulesError(f"rules must be a preset name, a mapping or a Rules, not {spec!r}")
+        raise RulesError(f"unknown rules preset {_short(spec)}; presets: {preset_names()}")
+    raise RulesError(f"rules must be a preset name, a mapping or a Rules, not {_short(spec)}")

@@ -60,7 +60,7 @@ BAD_COMMANDS = {
         "learning_rate must be a number above 0, at most 1, not 'fast'",
     ),
     "unknown field": (lambda f: ["train", "--config", str(f["unknown"])], "unknown training field(s) 'lerning_rate'"),
-    "config not yaml": (lambda f: ["train", "--config", str(f["not_yaml"])], "not YAML"),
+    "config not yaml": (lambda f: ["train", "--config", str(f["not_yaml"])], "not valid YAML"),
     "train bogus rules": (lambda f: ["train", "--config", str(f["rules_bogus"])], "unknown rules preset 'bogus'"),
     "resume not a checkpoint": (
         lambda f: ["train", "--resume", str(f["not_ckpt"]), "--run-dir", str(f["not_ckpt"].parent)],

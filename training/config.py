@@ -45,11 +45,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from barbu_env.agents.registry import split_agent_specs
+from barbu_env.files import InputError, quote, read_text, safe_yaml
 from barbu_env.observation import NUM_CARD_ROWS, OBS_DIM, OBS_LAYOUT, PRIVILEGED_DIM
-from models.policy import PolicyConfig
+from models.policy import SIZE_LIMITS, PolicyConfig
 from training.precision import PRECISIONS
 
 # ---------------------------------------------------------------------- valid values
@@ -176,7 +175,12 @@ _AGENTS = "agent specs separated by commas (registered names or checkpoint paths
 #: chosen is there too). Upper bounds keep a run inside what a machine can hold: the
 #: rollout buffers (``num_games``), the networks (``hidden``, ``layers``, ``card_embed``,
 #: ``pool_size``), a minibatch's activations; ``prepare`` also compares the whole estimate
-#: with this machine's memory.
+#: with this machine's memory. The network's sizes are ``models.policy.SIZE_LIMITS``, the
+#: bounds a checkpoint's network is checked against too. Every float field's range is one
+#: the update survives: each value in it trains, or stops the run with ``TrainingDiverged``
+#: and its last whole iteration kept (a ``reward_scale`` that sends rewards past float32's
+#: range does); none makes it fail (the clip's bounds are converted to float32, so
+#: ``clip_coef`` is at most 10, a clip no run needs more of).
 VALID: dict[str, Valid] = {
     "exp_name": Valid("str", text="a folder name (not empty, no slashes, not . or ..)"),
     "run_dir": Valid("str", text="a folder path, not empty"),
@@ -208,21 +212,21 @@ VALID: dict[str, Valid] = {
     "reward_scale": _num(0, above=True),
     "minibatch_size": _int(1, 2**20),
     "update_epochs": _int(1, 1000),
-    "clip_coef": _num(0, above=True),
+    "clip_coef": _num(0, 10, above=True),
     "clip_vloss": _BOOL,
-    "ent_coef": _num(0),
-    "vf_coef": _num(0),
-    "max_grad_norm": _num(0, above=True),
+    "ent_coef": _num(0, 1000),
+    "vf_coef": _num(0, 1000),
+    "max_grad_norm": _num(0, 10**6, above=True),
     "norm_adv": _BOOL,
-    "target_kl": _num(0),
+    "target_kl": _num(0, 1000),
     "kl_anchor": Valid(
         "str",
         text="empty, init (the checkpoint init names), a shipped policy (ppo, ppo-finetuned) or a checkpoint file",
     ),
     "kl_coef": _num(0, 10**6),
-    "hidden": _int(1, 8192),
-    "layers": _int(1, 64),
-    "card_embed": _int(1, 1024),
+    "hidden": _int(*SIZE_LIMITS["hidden"]),
+    "layers": _int(*SIZE_LIMITS["layers"]),
+    "card_embed": _int(*SIZE_LIMITS["card_embed"]),
     "central_critic": _BOOL,
     "bc_iterations": _int(0, 10**9),
     "bc_teacher": Valid("str", text="an agent spec (a registered name or a checkpoint path, with parameters)"),
@@ -365,19 +369,19 @@ class Args:
     update_epochs: int = 3
     """Passes over each rollout. Valid: an integer from 1 to 1000."""
     clip_coef: float = 0.2
-    """PPO ratio clip. Valid: a number above 0 (finite)."""
+    """PPO ratio clip. Valid: a number above 0, at most 10."""
     clip_vloss: bool = False
     """Clip the value loss like the policy ratio. Valid: true or false."""
     ent_coef: float = 0.01
-    """Weight of the (masked) entropy bonus. Valid: a finite number of at least 0."""
+    """Weight of the (masked) entropy bonus. Valid: a number from 0 to 1000."""
     vf_coef: float = 0.5
-    """Weight of the value loss. Valid: a finite number of at least 0."""
+    """Weight of the value loss. Valid: a number from 0 to 1000."""
     max_grad_norm: float = 0.5
-    """Gradient norm clip. Valid: a number above 0 (finite)."""
+    """Gradient norm clip. Valid: a number above 0, at most 1,000,000."""
     norm_adv: bool = True
     """Normalize advantages per minibatch. Valid: true or false."""
     target_kl: float = 0.0
-    """Stop an update's epochs early past this approximate KL (0: never). Valid: a finite number of at least 0."""
+    """Stop an update's epochs early past this approximate KL (0: never). Valid: a number from 0 to 1000."""
     kl_anchor: str = ""
     """A policy the PPO updates are pulled toward (a checkpoint or a shipped policy, e.g.
     ``ppo-finetuned``; empty: none): its network, frozen, on the run's device, gives the
@@ -512,26 +516,30 @@ class Args:
             stage_args(self)  # every stage checked now, not when the chain reaches it
 
 
+#: The largest config file read (the shipped chains are under 4 kB).
+CONFIG_FILE_LIMIT = 1_000_000
+
+
 def load_args(config: str | None = None, overrides: dict[str, Any] | None = None) -> Args:
     """Args from a YAML file and overrides (the command line's flags), every field checked
     (``Args.__post_init__``); anything wrong is a ConfigError of one line naming the field:
     an unknown field, a value of the wrong type or out of its range, a file that is not a
     YAML mapping. In a chain of ``stages`` the overrides win over every stage's own values
     too, but for the chain's fields (``CHAIN_FIELDS``): ``exp_name`` and ``resume`` are the
-    top level's only, ``init`` the first stage's."""
+    top level's only, ``init`` the first stage's. The file is read as a stranger's
+    (``barbu_env.files.read_text`` and ``safe_yaml``: at most ``CONFIG_FILE_LIMIT`` bytes of a
+    regular file, no alias bomb)."""
     values: dict[Any, Any] = {}
     where = f"{config}: " if config else ""
     if config:
-        try:
-            data = yaml.safe_load(Path(config).read_text()) or {}
-        except OSError as e:
-            raise ConfigError(f"{config}: cannot read the config ({e.strerror or e})") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"{config}: not a text file") from None
-        except yaml.YAMLError as e:
-            raise ConfigError(f"{config}: not YAML ({' '.join(str(e).split())})") from None
+        try:  # a stranger's file: a regular file of bounded size, aliases that do not expand past a limit
+            data = safe_yaml(read_text(config, CONFIG_FILE_LIMIT, "config"), f"config {config}") or {}
+        except FileNotFoundError as e:
+            raise ConfigError(str(e)) from None
+        except InputError as e:  # not a file, too large, not UTF-8, not YAML, an alias bomb
+            raise ConfigError(str(e)) from None
         except (ValueError, RecursionError) as e:  # an integer of too many digits, nesting too deep
-            raise ConfigError(f"{config}: not a config YAML can read ({' '.join(str(e).split())[:200]})") from None
+            raise ConfigError(f"config {config}: not a config YAML can read ({quote(_one_line(e), 80)})") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{config}: a training config is a mapping of fields, not {_show(data)}")
         values.update(data)
@@ -685,15 +693,17 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
     """Every check of ``args`` that needs more than the field values, before a run
     touches anything on disk: the rules load, the device is on this machine, the precision
     resolves on it, every agent of ``bc_teacher``, ``baselines`` and ``eval_opponents`` can
-    be made, the checkpoints of ``resume``/``init`` and ``kl_anchor`` load and their weights
-    are finite, the first rollouts have games to play (a fresh run's pool is empty), and the run's memory
-    (``memory_needed``) fits in ``memory`` bytes (default: this machine's, and a CUDA
-    device's own for the networks); for a run of expert iteration (``expert``), that its
-    searcher can be made and every label-collecting worker has a game to fit on. Not
-    ``written``: ``init`` is a checkpoint still to come (a chain's stage that starts from
-    the previous one's), so neither it, nor the anchor when that is ``init``, nor a
-    searcher is loaded. A ConfigError naming the field otherwise. Overlapped local workers
-    and update threads that ask for more cores than there are: an ``OversubscribedWarning``."""
+    be made, the checkpoints of ``resume``/``init`` and ``kl_anchor`` load (their networks
+    within bounds, their weights of the right shapes and finite), everything a resumed run
+    restores is whole (``training.checkpoint_check``), the first rollouts have games to
+    play (a fresh run's pool is empty), and the run's memory (``memory_needed``) fits in
+    ``memory`` bytes (default: this machine's, and a CUDA device's own for the networks);
+    for a run of expert iteration (``expert``), that its searcher can be made and every
+    label-collecting worker has a game to fit on. Not ``written``: ``init`` is a
+    checkpoint still to come (a chain's stage that starts from the previous one's), so
+    neither it, nor the anchor when that is ``init``, nor a searcher is loaded. A
+    ConfigError naming the field otherwise. Overlapped local workers and update threads
+    that ask for more cores than there are: an ``OversubscribedWarning``."""
     import torch
 
     from barbu_env.agents import make_agent
@@ -702,6 +712,7 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
     from barbu_env.rules import load_rules
     from models.device import resolve_device
     from models.policy import load_checkpoint
+    from training.checkpoint_check import check_resumable
     from training.precision import resolve_precision
 
     try:
@@ -737,11 +748,14 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
             kind = "a checkpoint file" + (f" or a shipped policy ({', '.join(SHIPPED)})" if field != "resume" else "")
             raise ConfigError(f"{field}: {_show(spec)} is not {kind}")
         try:
-            loaded = load_checkpoint(path)
+            loaded = load_checkpoint(path)  # its network's config and weights checked before it is built
         except (ValueError, OSError) as e:
             raise ConfigError(f"{field}: {_one_line(e)}") from None
-        if not all(torch.isfinite(w).all() for w in loaded[0].state_dict().values()):
-            raise ConfigError(f"{field}: {path} holds weights that are not finite")
+        if field == "resume":  # everything the trainer restores, checked before anything starts
+            try:
+                check_resumable(loaded[1], model_config(args))
+            except ValueError as e:
+                raise ConfigError(f"resume: {path}: {e}") from None
         return loaded
 
     start = None
