@@ -48,12 +48,14 @@ import dataclasses
 import json
 import multiprocessing as mp
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from barbu_env.extras import needs
+from barbu_env.files import replacing, write_text
 
 with needs("train", "training.expert"):  # one line if the extra is missing
     import torch
@@ -324,9 +326,11 @@ def fit(model: BarbuActorCritic, data: dict[str, np.ndarray], args: ExpertArgs, 
     return float(np.mean(losses))
 
 
-def run(args: ExpertArgs) -> dict:
+def run(args: ExpertArgs, before_writing: Callable[[], None] = lambda: None) -> dict:
     """Label (or load ``args.labels``), fit, save ``expert.pt``, ``labels.npz`` and
-    ``summary.json`` in ``args.out``; returns the summary."""
+    ``summary.json`` in ``args.out`` (each replaced whole or not at all:
+    ``barbu_env.files``), calling ``before_writing`` before the first of them; returns
+    the summary."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(args.torch_threads)
@@ -340,7 +344,10 @@ def run(args: ExpertArgs) -> dict:
     else:
         args.check_games()
         data = label(path, args)
-        np.savez_compressed(out / "labels.npz", **data)
+        before_writing()
+        before_writing = _nothing
+        with replacing(out / "labels.npz") as tmp, open(tmp, "wb") as f:
+            np.savez_compressed(f, **data)
     label_seconds = time.time() - start
     data["target"] = soft_targets(data["probs"], data["values"], data["masks"], args.temperature)
     keep = ~data.pop("holdout")
@@ -362,9 +369,14 @@ def run(args: ExpertArgs) -> dict:
         "holdout_before": before,
         "holdout_after": after,
     }
+    before_writing()
     save_checkpoint(out / "expert.pt", model, expert_config=dataclasses.asdict(args), expert_summary=summary)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_text(out / "summary.json", json.dumps(summary, indent=2))
     return summary
+
+
+def _nothing() -> None:
+    pass
 
 
 #: ``ExpertArgs`` fields that a stage of a training chain takes from its own ``Args``
@@ -401,19 +413,21 @@ def stage_expert_args(args) -> ExpertArgs:
 def train_expert(args) -> dict:
     """Run the expert iteration of a training run's ``expert`` mapping (``stage_expert_args``)
     in its run folder: ``expert.pt``, the checkpoint the chain's next stage starts from,
-    ``labels.npz`` and ``summary.json`` (removed first, so that a run stopped part way is not
-    taken for a finished one). Returns the summary, as ``summary.json`` has it: ``run``'s
-    with the run folder (``run``), the checkpoint, the minutes, and ``expert`` true."""
+    ``labels.npz`` and ``summary.json`` (an earlier run's removed before the first of its
+    files is replaced, so that a run stopped part way is not taken for a finished one, and a
+    run that fails before writing anything leaves it). Returns the summary, as
+    ``summary.json`` has it: ``run``'s with the run folder (``run``), the checkpoint, the
+    minutes, and ``expert`` true."""
     expert = stage_expert_args(args)
-    (Path(expert.out) / "summary.json").unlink(missing_ok=True)
     start = time.time()
-    summary = run(expert) | {
+    done = Path(expert.out) / "summary.json"
+    summary = run(expert, before_writing=lambda: done.unlink(missing_ok=True)) | {
         "expert": True,
         "run": expert.out,
         "checkpoint": str(Path(expert.out) / "expert.pt"),
         "minutes": (time.time() - start) / 60,
     }
-    (Path(expert.out) / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_text(Path(expert.out) / "summary.json", json.dumps(summary, indent=2))
     return summary
 
 

@@ -61,24 +61,34 @@ evaluation.
 
 Run: ``barbu train --config configs/train/quick.yaml`` (any field can be overridden:
 ``--seed 3 --total-decisions 2000000``), or ``python -m training.ppo ...``. A fresh run
-replaces the logs, the summary and the checkpoints of an earlier run of the same name
-(``best.pt`` at its first evaluation); a config that fails
-a check (``training.config``: every field's range, then ``prepare``) is a ``ConfigError``
-before anything on disk is touched.
+replaces the config, the logs, the summary, the learning curve and the checkpoints of an
+earlier run of the same name (``best.pt`` at its first evaluation); a config that fails
+a check (``training.config``: every field's range, then ``prepare``, which also checks a
+checkpoint to resume whole) is a ``ConfigError`` before anything on disk is touched. An
+earlier run's folder is left as it was until the new run has started (its device, its
+rollout workers, then its config and TensorBoard writer, whose failure puts the old files
+back: ``starting_in``); a run that cannot start says why in one line. Every file the
+trainer writes but the TensorBoard log replaces the old one whole or not at all
+(``barbu_env.files``).
 
 Divergence: after each update the losses and the weights must be finite (and the
-rollout's returns before it); if not, the run stops with ``TrainingDiverged``, its last
-whole iteration saved to ``latest.pt`` (``best.pt`` left as it is): no checkpoint of NaNs.
+rollout's returns before it), and the update must not fail on a number torch cannot hold;
+if not, the run stops with ``TrainingDiverged``, its last whole iteration saved to
+``latest.pt`` (``best.pt`` left as it is): no checkpoint of NaNs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import json
+import os
 import shutil
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +102,7 @@ with needs("train", "training.ppo"):  # one line if the extra is missing
 
 from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.agents.registry import split_agent_specs
+from barbu_env.files import OutputError, quote, replacing, write_text
 from models.policy import (
     BarbuActorCritic,
     MaskedCategorical,
@@ -116,6 +127,7 @@ from training.workers import WorkerGroup, WorkerLost
 __all__ = [
     "Args",
     "ConfigError",
+    "StartFailed",
     "Trainer",
     "TrainingDiverged",
     "TrainingInterrupted",
@@ -277,6 +289,89 @@ def ppo_update(
     } | ({"losses/kl_anchor": kl_anchor.item()} if pull else {})
 
 
+# ---------------------------------------------------------------------- starting a run
+
+#: What a fresh run replaces in its folder when it starts: an earlier run's config, log,
+#: summary (a chain's mark of a finished stage) and learning curve. Its checkpoints stay
+#: until the new run writes its own.
+FRESH_REPLACES = ("config.yaml", "tb", "summary.json", "learning_curve.png")
+#: What a resumed run replaces: its config (its log gets a new file beside the old ones).
+RESUMED_REPLACES = ("config.yaml",)
+
+
+class StartFailed(RuntimeError):
+    """The run could not start (its rollout workers); nothing in its folder was touched."""
+
+
+def start_workers(args: Args, rules: Any) -> WorkerGroup:
+    """The run's rollout workers (``training.workers.WorkerGroup``); Ray failing to start
+    them is a ``StartFailed`` of one line (a ``WorkerLost`` says so itself)."""
+    try:
+        return WorkerGroup(args, rules)
+    except (WorkerLost, ConfigError):
+        raise
+    except Exception as e:  # Ray's many errors: a cluster not there, a local Ray that cannot start
+        reason = " ".join(str(e).split())[:200] or type(e).__name__
+        raise StartFailed(f"the rollout workers did not start: {reason}") from e
+
+
+@contextlib.contextmanager
+def starting_in(run_path: Path, replaces: tuple[str, ...]) -> Iterator[None]:
+    """The body writes a new run's start into ``run_path`` (created if missing): first the
+    entries ``replaces`` of an earlier run there are moved aside (renamed, in the folder). If
+    the body fails, everything new under ``run_path`` is removed and the old entries are
+    put back, so that the folder is as it was (an ``OSError`` becomes an ``OutputError`` of
+    one line); if it succeeds, the old entries are deleted."""
+    made = [p for p in (run_path, *run_path.parents) if not os.path.lexists(p)]  # deepest first
+    before = {run_path, *run_path.rglob("*")} if run_path.is_dir() else set()
+    try:
+        run_path.mkdir(parents=True, exist_ok=True)
+        aside = Path(tempfile.mkdtemp(prefix=".replaced-", dir=run_path))
+    except OSError as e:
+        _remove_new(before, run_path, made)
+        raise OutputError(f"could not start the run in {run_path}: {e.strerror or e}") from None
+    moved: list[str] = []
+    try:
+        for name in replaces:
+            if os.path.lexists(run_path / name):
+                os.replace(run_path / name, aside / name)
+                moved.append(name)
+        yield
+    except BaseException as e:
+        for name in replaces:  # the new run's (an old entry not yet moved aside stays)
+            if name in moved or run_path / name not in before:
+                _remove(run_path / name)
+        for name in moved:
+            os.replace(aside / name, run_path / name)
+        _remove(aside)
+        _remove_new(before, run_path, made)
+        if isinstance(e, OSError) and not isinstance(e, OutputError):
+            raise OutputError(
+                f"could not start the run in {run_path}: {e.strerror or quote(str(e), 120)} (the folder is as it was)"
+            ) from None
+        raise
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        path.unlink()
+
+
+def _remove_new(before: set[Path], run_path: Path, made: list[Path]) -> None:
+    """Remove what is under ``run_path`` and not in ``before`` (the deepest first), then the
+    folders of ``made`` (the deepest first), if empty."""
+    new = [p for p in run_path.rglob("*") if p not in before] if run_path.is_dir() else []
+    for path in sorted(new, key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            _remove(path)
+    for folder in made:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
 # ---------------------------------------------------------------------- the trainer
 
 
@@ -315,19 +410,8 @@ class Trainer:
         elif args.init:
             self._init_from(args.init, ready.start)
         self.model.eval()
-        # --- the run folder, its config and its TensorBoard log: nothing on disk before here ---
         self.run_path = Path(args.run_dir) / args.exp_name
         self.ckpt_dir = self.run_path / "checkpoints"
-        if not args.resume:  # a fresh run owns its folder: no curves or summary left over from an earlier one
-            shutil.rmtree(self.run_path / "tb", ignore_errors=True)
-            (self.run_path / "summary.json").unlink(missing_ok=True)  # a chain's mark of a finished stage
-        self.ckpt_dir.mkdir(parents=True, exist_ok=True)
-        (self.run_path / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(args), sort_keys=False))
-        self.writer = SummaryWriter(str(self.run_path / "tb"))
-        self.writer.add_text(
-            "hyperparameters",
-            "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()),
-        )
         self.timing = {  # this process's work
             "decisions": 0,
             "transitions": 0,
@@ -338,14 +422,42 @@ class Trainer:
         self.boundary = self.state()  # the state after the last whole iteration (what Ctrl-C saves)
         self.bar = None  # run()'s progress bar (tqdm), kept after it closes
         self.summary_workers: dict[str, Any] = {"count": 0}  # the rollout workers, as the summary tells them
-        # --- the rollouts: in this process, or on Ray workers (training.workers), started last so
-        # that nothing after them can fail and leave their actors running ---
-        self.collector = self.workers = self.pending = None
-        if args.workers:
-            self.workers = WorkerGroup(args, rules)
-        else:
-            self.collector = Collector(args, rules, dtype=self.dtype)
+        # --- the rollouts (in this process, or on Ray workers: training.workers), then the run
+        # folder, its config and its TensorBoard log: an earlier run's folder is left as it was
+        # until all of them have started (put back if the folder's part fails), and workers
+        # that started are ended if anything after them fails ---
+        self.collector = self.workers = self.pending = self.writer = None
+        try:
+            if args.workers:
+                self.workers = start_workers(args, rules)
+            else:
+                self.collector = Collector(args, rules, dtype=self.dtype)
+            with starting_in(self.run_path, RESUMED_REPLACES if args.resume else FRESH_REPLACES):
+                self._open_run_folder(SummaryWriter)
+        except BaseException:
+            self.close_workers()
+            raise
         self.start = self.last_checkpoint = time.time()  # this session's
+
+    def _open_run_folder(self, summary_writer: type) -> None:
+        """The run's config, checkpoint folder and TensorBoard writer (``summary_writer``),
+        inside ``starting_in``: a failure closes the writer before the folder is put back."""
+        args = self.args
+        try:
+            self.ckpt_dir.mkdir(exist_ok=True)
+            write_text(self.run_path / "config.yaml", yaml.safe_dump(dataclasses.asdict(args), sort_keys=False))
+            self.writer = summary_writer(str(self.run_path / "tb"))
+            self.writer.add_text(
+                "hyperparameters",
+                "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()),
+            )
+            self.writer.flush()  # the log is written, or this fails here
+        except BaseException:
+            if self.writer is not None:
+                with contextlib.suppress(Exception):
+                    self.writer.close()
+                self.writer = None
+            raise
 
     def _init_from(self, spec: str, loaded: tuple[BarbuActorCritic, dict] | None = None) -> None:
         """Start from the weights of a checkpoint or a shipped policy (``init``; ``loaded``:
@@ -509,7 +621,12 @@ class Trainer:
             self._diverged("the rollout's returns (rewards past float32's range: reward_scale times the scores)")
         update = imitation_update if self.imitating() else ppo_update
         anchor = (self.anchor,) if self.anchor is not None and not self.imitating() else ()
-        stats = update(self.model, self.optimizer, batch, args, self.update_gen, self.dtype, *anchor)
+        try:
+            stats = update(self.model, self.optimizer, batch, args, self.update_gen, self.dtype, *anchor)
+        except torch.OutOfMemoryError:
+            raise
+        except (RuntimeError, OverflowError, FloatingPointError) as e:  # a number torch cannot hold
+            self._diverged("the update", f"failed: {quote(' '.join(str(e).split()), 120)}")
         self.model.eval()
         losses = [k for k in FINITE_STATS if k in stats and not np.isfinite(stats[k])]
         if losses or not torch.stack([torch.isfinite(p).all() for p in self.model.parameters()]).all():
@@ -543,13 +660,14 @@ class Trainer:
             self.writer.add_scalar(tag, value, self.decisions)
         return sps
 
-    def _diverged(self, what: str) -> None:
-        """Stop the run: ``what`` is no longer finite. ``latest.pt`` gets the last whole
-        iteration (``boundary``, whose weights were checked finite), ``best.pt`` is left as
-        it is; raises ``TrainingDiverged``."""
+    def _diverged(self, what: str, how: str = "not finite") -> None:
+        """Stop the run: ``what`` is no longer finite (or ``how`` it went wrong: an update
+        that raised). ``latest.pt`` gets the last whole iteration (``boundary``, whose
+        weights were checked finite), ``best.pt`` is left as it is; raises
+        ``TrainingDiverged``."""
         path = self.checkpoint(self.ckpt_dir / "latest.pt", self.boundary)
         self.writer.close()
-        raise TrainingDiverged(what, self.iteration, path, int(self.boundary["iteration"]))
+        raise TrainingDiverged(what, self.iteration, path, int(self.boundary["iteration"]), how)
 
     def evaluate(self, games: int, progress: bool = False) -> dict[str, Any]:
         """A periodic duplicate evaluation of the latest weights: a point on the learning
@@ -571,7 +689,8 @@ class Trainer:
         key = split_agent_specs(self.args.eval_opponents)[0]
         if found[key]["mean"] > self.best["score"]:
             self.best.update(score=found[key]["mean"], path=str(self.ckpt_dir / "best.pt"), iteration=self.iteration)
-            shutil.copyfile(path, self.ckpt_dir / "best.pt")
+            with replacing(self.ckpt_dir / "best.pt") as tmp:
+                shutil.copyfile(path, tmp)
         return found
 
     def run(self) -> dict[str, Any]:
@@ -663,7 +782,7 @@ class Trainer:
             "final": {k: {"mean": v["mean"], "ci": v["ci"]} for k, v in final.items()},
             "history": self.history,
         }
-        (self.run_path / "summary.json").write_text(json.dumps(summary, indent=1))
+        write_text(self.run_path / "summary.json", json.dumps(summary, indent=1))
         summary["final_results"] = {k: v["result"] for k, v in final.items()}
         return summary
 
@@ -680,12 +799,13 @@ class TrainingInterrupted(Exception):
 
 
 class TrainingDiverged(RuntimeError):
-    """The loss or the weights stopped being finite (a learning rate or a reward scale too
-    large for the network's float32); ``path`` holds the last whole iteration before it."""
+    """The loss or the weights stopped being finite, or the update failed on a number
+    torch cannot hold (a learning rate or a reward scale too large for the network's
+    float32); ``path`` holds the last whole iteration before it."""
 
-    def __init__(self, what: str, iteration: int, path: Path, kept: int):
+    def __init__(self, what: str, iteration: int, path: Path, kept: int, how: str = "not finite"):
         super().__init__(
-            f"training diverged in iteration {iteration} ({what} not finite): the run stopped, "
+            f"training diverged in iteration {iteration} ({what} {how}): the run stopped, "
             f"iteration {kept} kept in {path} (best.pt untouched); lower learning_rate or reward_scale"
         )
         self.path, self.iteration, self.kept = path, iteration, kept
@@ -826,8 +946,11 @@ def plot_learning_curve(history: list[dict], path: Path) -> None:
     ax.set_title("Duplicate evaluation during training")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        with replacing(path) as tmp:
+            fig.savefig(tmp, dpi=120, format="png")
+    finally:
+        plt.close(fig)
 
 
 # ---------------------------------------------------------------------- command line
@@ -843,7 +966,7 @@ def main(argv: list[str] | None = None) -> int:
     except TrainingInterrupted as e:
         print(f"barbu train: {e}", file=sys.stderr)
         return 130
-    except (TrainingDiverged, WorkerLost) as e:
+    except (TrainingDiverged, WorkerLost, StartFailed) as e:
         print(f"barbu train: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # outside the training loop: loading, the final evaluation
