@@ -1,0 +1,444 @@
+"""Training loses nothing and reads nothing unbounded (issue 40, the training side).
+
+- A run that fails at its start (its rollout workers, a full disk under its config and
+  log) leaves an earlier run's folder byte for byte as it was, and says why in one line.
+- A checkpoint's network config and weight shapes are checked against the bounds before
+  any network is built: a crafted file of a few bytes asking for a huge network is
+  refused at once, by ``barbu eval`` and ``barbu train --init`` alike.
+- Every float field's range is one the update survives; an update that fails on a number
+  torch cannot hold stops the run as diverged, its last whole iteration kept.
+- A checkpoint given to ``--resume`` is checked whole (optimizer, generator, pool) before
+  anything starts.
+- Training configs and rules files are read as a stranger's files (bounded, no alias
+  bomb, bad values quoted short).
+- Files training writes replace the old ones whole or not at all.
+
+The full disk is a file-size limit (``RLIMIT_FSIZE``) set in a subprocess: no root needed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from tiny_runs import tiny
+
+from barbu_env.agents.pretrained import checkpoint_path
+from barbu_env.cli import main as barbu
+from barbu_env.files import InputError, safe_yaml
+from barbu_env.rules import RulesError, read_rules_file
+from models.policy import SIZE_LIMITS, BarbuActorCritic, PolicyConfig, load_checkpoint, save_checkpoint
+from training import config, ppo
+
+ROOT = Path(__file__).resolve().parent.parent
+#: A run of a few hundred decisions: periodic evaluations (best.pt, the learning curve), a
+#: snapshot in the pool every iteration, a final evaluation (summary.json).
+FINISHED = tiny(
+    num_games=1,
+    episode="hand",
+    total_decisions=200,
+    eval_every=1,
+    eval_games=2,
+    final_eval_games=2,
+    snapshot_every=1,
+    pool_size=2,
+    exp_name="old",
+)
+
+
+def _tree(root: Path) -> dict[str, str | None]:
+    """Every path under ``root`` with the hash of its bytes (None for a folder)."""
+    return {
+        str(p.relative_to(root)): None if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory) -> Path:
+    """A finished tiny run's folder (``runs/old``: config, log, checkpoints, summary, curve)."""
+    runs = tmp_path_factory.mktemp("finished") / "runs"
+    ppo.train(ppo.Args(**FINISHED | dict(run_dir=str(runs))))
+    run = runs / "old"
+    assert {"config.yaml", "summary.json", "learning_curve.png", "tb", "checkpoints"} <= {p.name for p in run.iterdir()}
+    return run
+
+
+@pytest.fixture
+def old_run(finished_run, tmp_path) -> Path:
+    """A copy of the finished run in this test's own ``tmp_path/runs``."""
+    run = tmp_path / "runs" / "old"
+    shutil.copytree(finished_run, run)
+    return run
+
+
+def _config(tmp_path: Path, **changes) -> Path:
+    path = tmp_path / "again.yaml"
+    path.write_text(yaml.safe_dump(FINISHED | dict(run_dir=str(tmp_path / "runs")) | changes))
+    return path
+
+
+# ---------------------------------------------------------------------- 3. a failed start loses nothing
+
+
+def test_a_run_that_cannot_write_its_start_on_a_full_disk_leaves_the_finished_run_as_it_was(old_run, tmp_path):
+    before = _tree(old_run)
+    code = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (300, resource.RLIM_INFINITY))\n"  # a disk with 300 bytes left
+        "from barbu_env.cli import main\n"
+        f"sys.exit(main(['train', '--config', {str(_config(tmp_path))!r}]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 1
+    line = _one_line(done.stderr)
+    assert line.startswith("barbu train: error: ") and "config.yaml" in line and "File too large" in line, line
+    assert _tree(old_run) == before  # summary.json, tb/, config.yaml, checkpoints: every byte
+
+
+def test_a_run_whose_rollout_workers_cannot_start_leaves_the_finished_run_as_it_was(old_run, tmp_path, capsys):
+    pytest.importorskip("ray")
+    before = _tree(old_run)
+    # Ray refuses the address when it starts the workers, after every check has passed
+    assert barbu(["train", "--config", str(_config(tmp_path, workers=1, ray_address="nowhere:port"))]) == 1
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith("barbu train: error: the rollout workers did not start: "), line
+    assert _tree(old_run) == before
+
+
+def test_a_failed_start_puts_the_old_entries_back_and_a_started_one_replaces_them(tmp_path):
+    run = tmp_path / "runs" / "old"
+    (run / "tb").mkdir(parents=True)
+    (run / "tb" / "events.1").write_bytes(b"old curves")
+    (run / "config.yaml").write_text("old: config\n")
+    (run / "summary.json").write_text("{}")
+    (run / "checkpoints").mkdir()
+    (run / "checkpoints" / "latest.pt").write_bytes(b"old weights")
+    before = _tree(run)
+
+    def start(fail: BaseException | None) -> None:
+        with ppo.starting_in(run, ppo.FRESH_REPLACES):
+            (run / "tb").mkdir()
+            (run / "tb" / "events.2").write_bytes(b"new curves")
+            (run / "config.yaml").write_text("new: config\n")
+            (run / "checkpoints" / "new.pt").write_bytes(b"new")
+            if fail is not None:
+                raise fail
+
+    with pytest.raises(
+        ppo.OutputError, match=r"could not start the run in .*old: No space left on device \(the folder"
+    ):
+        start(OSError(28, "No space left on device"))
+    assert _tree(run) == before
+    with pytest.raises(KeyboardInterrupt):
+        start(KeyboardInterrupt())
+    assert _tree(run) == before
+    start(None)
+    assert _tree(run) == {
+        "checkpoints": None,
+        "checkpoints/latest.pt": before["checkpoints/latest.pt"],  # checkpoints stay until the run writes its own
+        "checkpoints/new.pt": hashlib.sha256(b"new").hexdigest(),
+        "config.yaml": hashlib.sha256(b"new: config\n").hexdigest(),
+        "tb": None,
+        "tb/events.2": hashlib.sha256(b"new curves").hexdigest(),
+    }
+    # a folder that did not exist is not left behind by a start that failed
+    fresh = tmp_path / "elsewhere" / "new"
+    with pytest.raises(ValueError), ppo.starting_in(fresh, ppo.FRESH_REPLACES):
+        (fresh / "config.yaml").write_text("x")
+        raise ValueError("a failure")
+    assert not (tmp_path / "elsewhere").exists()
+
+
+# ---------------------------------------------------------------------- 9. checkpoints checked before building
+
+
+def _crafted(path: Path, state_dict: dict | None = None, **config_changes) -> Path:
+    """A checkpoint of a few bytes: a network config and ``state_dict`` (default: none)."""
+    model_config = dataclasses.asdict(PolicyConfig()) | config_changes
+    torch.save({"model_config": model_config, "state_dict": state_dict or {}}, path)
+    return path
+
+
+def _eval(path: Path) -> list[str]:
+    return ["eval", "--agents", f"{path},random,random,random", "--games", "4", "--workers", "1", "--no-progress"]
+
+
+def _train_init(path: Path, tmp_path: Path) -> list[str]:
+    cfg = _config(tmp_path, hidden=8192, layers=3, init=str(path), exp_name="fine")
+    return ["train", "--config", str(cfg)]
+
+
+def test_a_crafted_checkpoint_asking_for_a_huge_network_is_refused_at_once(tmp_path, capsys):
+    big = _crafted(tmp_path / "big.pt", hidden=8192, layers=3)  # 1.7 GB and a minute to build before
+    assert big.stat().st_size < 2000
+    for argv in (_eval(big), _train_init(big, tmp_path)):
+        barbu(argv)  # the imports, once
+        capsys.readouterr()
+        start = time.perf_counter()
+        assert barbu(argv) == 1
+        seconds = time.perf_counter() - start
+        line = _one_line(capsys.readouterr().err)
+        assert seconds < 1.0, (argv[0], seconds)
+        assert "big.pt: its weights lack 'cards.weight'" in line, line
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    "changes, named",
+    [
+        (dict(hidden=8193), "hidden must be from 1 to 8192, not 8193"),
+        (dict(layers=10**9), "layers must be from 1 to 64"),
+        (dict(card_embed=0), "card_embed must be from 1 to 1024"),
+        (dict(hidden=True), "hidden must be an integer, not True"),
+        (dict(obs_dim=10**6), "obs_dim is 1000000; this barbu's networks have 1132"),
+        (dict(num_actions=7), "num_actions is 7"),
+        (dict(state_dim=5), "state_dim must be 0 or 1288"),
+        (dict(wings=2), "model_config has no field 'wings'"),
+    ],
+)
+def test_a_checkpoint_config_outside_the_bounds_is_refused_naming_the_field(tmp_path, capsys, changes, named):
+    path = _crafted(tmp_path / "odd.pt", **changes)
+    with pytest.raises(ValueError, match=named):
+        load_checkpoint(path)
+    assert barbu(_eval(path)) == 1
+    assert named in _one_line(capsys.readouterr().err)
+
+
+def test_weights_of_the_wrong_shape_or_not_finite_are_refused_before_the_network_is_built(tmp_path):
+    weights = BarbuActorCritic(PolicyConfig(hidden=16, card_embed=4)).state_dict()
+    path = tmp_path / "w.pt"
+    _crafted(path, weights, hidden=16, card_embed=4)
+    assert load_checkpoint(path)[0].config.hidden == 16
+    wide = weights | {"trunk.2.weight": torch.zeros(16, 17)}
+    with pytest.raises(ValueError, match=r"weight trunk.2.weight has shape \[16, 17\], the network's is \[16, 16\]"):
+        load_checkpoint(_crafted(path, wide, hidden=16, card_embed=4))
+    extra = weights | {"spare": torch.zeros(3)}
+    with pytest.raises(ValueError, match="its weights hold 'spare'"):
+        load_checkpoint(_crafted(path, extra, hidden=16, card_embed=4))
+    nan = weights | {"critic.bias": torch.tensor([float("nan")])}
+    with pytest.raises(ValueError, match="weight critic.bias is not finite"):
+        load_checkpoint(_crafted(path, nan, hidden=16, card_embed=4))
+    ints = weights | {"critic.bias": torch.tensor([1])}
+    with pytest.raises(ValueError, match="critic.bias is not a floating-point tensor"):
+        load_checkpoint(_crafted(path, ints, hidden=16, card_embed=4))
+
+
+def test_the_training_config_and_checkpoints_share_one_definition_of_the_network_bounds():
+    for name, (low, high) in SIZE_LIMITS.items():
+        assert (config.VALID[name].low, config.VALID[name].high) == (low, high)
+
+
+# ---------------------------------------------------------------------- 13. float ranges the update survives
+
+
+def test_a_clip_coef_past_float32_is_refused_by_the_check_not_by_the_update(tmp_path, capsys):
+    start = time.perf_counter()
+    assert barbu(["train", "--config", str(_config(tmp_path, clip_coef=1.0e39))]) == 1
+    line = _one_line(capsys.readouterr().err)
+    assert "clip_coef must be a number above 0, at most 10, not 1e+39" in line, line
+    assert time.perf_counter() - start < 5 and not (tmp_path / "runs").exists()
+
+
+def test_every_float_field_at_its_upper_bound_trains_or_stops_as_diverged(tmp_path):
+    highest = {
+        name: valid.high
+        for name, valid in config.VALID.items()
+        if valid.kind == "float" and valid.high is not None and name not in ("time_budget_minutes", "kl_coef")
+    }
+    assert {"clip_coef", "ent_coef", "vf_coef", "max_grad_norm", "target_kl", "learning_rate"} <= set(highest)
+    args = ppo.Args(**FINISHED | highest | dict(run_dir=str(tmp_path), clip_vloss=True, final_eval_games=0))
+    try:
+        ppo.train(args)
+    except ppo.TrainingDiverged as e:
+        assert all(torch.isfinite(w).all() for w in load_checkpoint(e.path)[0].state_dict().values())
+
+
+def test_an_update_that_fails_on_a_number_torch_cannot_hold_stops_as_diverged_keeping_the_last_iteration(tmp_path):
+    trainer = ppo.Trainer(ppo.Args(**FINISHED | dict(run_dir=str(tmp_path), eval_every=0)))
+    trainer.args.clip_coef = 1.0e39  # past what the check allows: the update's clamp cannot take it
+    with pytest.raises(ppo.TrainingDiverged, match=r"iteration 1 \(the update failed: .*overflow.*iteration 0 kept"):
+        trainer.run()
+    assert load_checkpoint(trainer.ckpt_dir / "latest.pt")[1]["iteration"] == 0
+
+
+# ---------------------------------------------------------------------- 14. resume checkpoints checked whole
+
+
+def _resume_with(old_run: Path, tmp_path: Path, change) -> list[str]:
+    """The command resuming from a copy of the finished run's ``latest.pt`` changed by ``change``."""
+    payload = torch.load(old_run / "checkpoints" / "latest.pt", weights_only=True)
+    change(payload)
+    path = tmp_path / "crafted.pt"
+    torch.save(payload, path)
+    return ["train", "--config", str(_config(tmp_path, exp_name="resumed", resume=str(path)))]
+
+
+def _pool_of_another_shape(p: dict) -> None:
+    p["pool"][next(iter(p["pool"]))] = BarbuActorCritic(PolicyConfig(hidden=8, card_embed=2)).state_dict()
+
+
+RESUME_CASES = {
+    "optimizer moments of another shape": (
+        lambda p: p["optimizer"]["state"][2].update(exp_avg=torch.zeros(3)),
+        "exp_avg of parameter 2 is [3], not a tensor of its shape",
+    ),
+    "optimizer of another network": (
+        lambda p: p["optimizer"]["param_groups"][0].update(params=[0, 1]),
+        "its optimizer state is for [0, 1], not this network's",
+    ),
+    "optimizer betas": (
+        lambda p: p["optimizer"]["param_groups"][0].update(betas=(5.0, 5.0)),
+        "its optimizer state has betas (5.0, 5.0)",
+    ),
+    "a generator state torch refuses": (
+        lambda p: p.update(update_generator=torch.zeros(7, dtype=torch.uint8)),
+        "its update_generator is not a state a torch generator takes",
+    ),
+    "a pool snapshot of another network": (
+        _pool_of_another_shape,
+        "its pool's snapshot",
+    ),
+    "a history that is not JSON": (lambda p: p.update(history="[{"), "its history is not JSON"),
+    "a count that is no count": (lambda p: p.update(iteration=-3), "its iteration must be an integer"),
+    "another network": (
+        lambda p: p.update(
+            model_config=p["model_config"] | {"hidden": 64},
+            state_dict=BarbuActorCritic(PolicyConfig(hidden=64, card_embed=4)).state_dict(),
+        ),
+        "its network (hidden 64, layers 2, card_embed 4, no privileged critic) is not the one this config builds",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", RESUME_CASES)
+def test_a_resume_checkpoint_is_checked_whole_before_the_run_folder_is_made(old_run, tmp_path, capsys, case):
+    change, named = RESUME_CASES[case]
+    argv = _resume_with(old_run, tmp_path, change)
+    assert barbu(argv) == 1
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith("barbu train: error: ") and named in line, line
+    assert not (tmp_path / "runs" / "resumed").exists()
+
+
+def test_a_shipped_policy_given_to_resume_is_named_a_policy_to_start_from_with_init(tmp_path, capsys):
+    shipped = ppo.Args(**FINISHED | dict(hidden=256, card_embed=32, run_dir=str(tmp_path / "runs")))
+    with pytest.raises(config.ConfigError, match=r"resume: .*ppo\.pt: it holds no optimizer state: .* with init"):
+        config.prepare(dataclasses.replace(shipped, resume=str(checkpoint_path("ppo"))))
+    assert not (tmp_path / "runs").exists()
+
+
+def test_the_finished_runs_own_checkpoint_passes_every_resume_check(old_run):
+    args = ppo.Args(**FINISHED | dict(run_dir=str(old_run.parent), resume="auto", total_decisions=400))
+    ready = config.prepare(args)
+    assert ready.start[1]["pool"] and "update_generator" in ready.start[1]
+
+
+# ---------------------------------------------------------------------- 11. configs and rules read as a stranger's
+
+
+def _bomb(levels: int = 9, width: int = 9) -> str:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    for k in range(1, levels):
+        lines.append(f"a{k}: &a{k} [" + ", ".join([f"*a{k - 1}"] * width) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_an_alias_bomb_as_a_config_or_a_rules_file_is_refused_before_it_is_built(tmp_path, capsys):
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(_bomb())  # a few hundred bytes, 9**9 values once expanded
+    start = time.perf_counter()
+    assert barbu(["train", "--config", str(bomb)]) == 1
+    assert "once its aliases are expanded: refused" in _one_line(capsys.readouterr().err)
+    with pytest.raises(RulesError, match="once its aliases are expanded"):
+        read_rules_file(bomb)
+    assert barbu(["train", "--config", str(_config(tmp_path, rules=str(bomb)))]) == 1
+    line = _one_line(capsys.readouterr().err)
+    assert "rules: rules file" in line and "refused before building it" in line, line
+    assert time.perf_counter() - start < 5
+
+
+def test_a_huge_bad_value_is_quoted_in_a_few_dozen_characters(tmp_path, capsys):
+    rules = tmp_path / "long.yaml"
+    rules.write_text(f"rotation: {'x' * 500_000}\n")
+    with pytest.raises(RulesError) as e:
+        read_rules_file(rules)
+    assert len(str(e.value)) < 200 and "xxx..." in str(e.value)
+    cfg = tmp_path / "long_config.yaml"
+    cfg.write_text(yaml.safe_dump(FINISHED | dict(episode="y" * 1_000_000)))
+    assert barbu(["train", "--config", str(cfg)]) == 1
+    assert len(_one_line(capsys.readouterr().err)) < 300
+
+
+def test_a_config_that_is_no_regular_file_or_too_large_is_refused_unread(tmp_path, capsys):
+    for path in ("/dev/zero", str(tmp_path)):
+        assert barbu(["train", "--config", path]) == 1
+        line = _one_line(capsys.readouterr().err)
+        assert "config" in line and ("not a regular file" in line or "is a folder" in line), line
+    huge = tmp_path / "huge.yaml"
+    huge.write_text("# " + "x" * config.CONFIG_FILE_LIMIT)
+    assert barbu(["train", "--config", str(huge)]) == 1
+    assert "over the limit" in _one_line(capsys.readouterr().err)
+
+
+def test_a_control_character_in_yaml_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="not valid YAML: unacceptable character"):
+        safe_yaml("rotation: a\x08b\n", "rules file r.yaml")
+    rules = tmp_path / "r.yaml"
+    rules.write_bytes(b"\x08")
+    with pytest.raises(RulesError, match="not valid YAML"):
+        read_rules_file(rules)
+
+
+# ---------------------------------------------------------------------- 1. training's own writes
+
+
+def test_checkpoints_summaries_and_plots_on_a_full_disk_leave_the_old_files_whole(tmp_path):
+    ckpt, plot = tmp_path / "latest.pt", tmp_path / "learning_curve.png"
+    save_checkpoint(ckpt, BarbuActorCritic(PolicyConfig(hidden=8, card_embed=2)))
+    plot.write_bytes(b"an old plot")
+    old = {p: p.read_bytes() for p in (ckpt, plot)}
+    history = [{"decisions": 100, "eval": {"random": {"mean": 1.0, "ci": [0.0, 2.0]}}}]
+    code = (
+        "import resource, sys\n"
+        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({ckpt.stat().st_size + 100}, resource.RLIM_INFINITY))\n"
+        "from pathlib import Path\n"
+        "from barbu_env.files import OutputError\n"
+        "from models.policy import BarbuActorCritic, PolicyConfig, save_checkpoint\n"
+        "from training.ppo import plot_learning_curve\n"
+        "for write in (\n"
+        f"    lambda: save_checkpoint({str(ckpt)!r}, BarbuActorCritic(PolicyConfig(hidden=64, card_embed=8))),\n"
+        f"    lambda: plot_learning_curve({history!r}, Path({str(plot)!r})),\n"
+        "):\n"
+        "    try:\n"
+        "        write()\n"
+        "    except OutputError as e:\n"
+        "        print(e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 2, done.stdout + done.stderr
+    assert "could not write" in lines[0] and "latest.pt" in lines[0] and "learning_curve.png" in lines[1]
+    assert {p: p.read_bytes() for p in old} == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest.pt", "learning_curve.png"]  # no temporary left
+
+
+def test_a_finished_runs_summary_is_whole_json(finished_run):
+    summary = json.loads((finished_run / "summary.json").read_text())
+    assert summary["iterations"] >= 1 and summary["final"]
+    assert not list(finished_run.rglob(".*tmp"))  # every write renamed into place
