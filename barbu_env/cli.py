@@ -60,7 +60,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 
 from . import __version__
-from .argtypes import OneLineParser, nonnegative_int, port, positive_float, positive_int
+from .argtypes import OneLineParser, number, port, positive_float, valid
 from .extras import MissingExtraError, require
 
 # ---------------------------------------------------------------------- eval
@@ -131,9 +131,18 @@ def _add_eval(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "pimc:worlds=32,heuristic,heuristic,heuristic",
     )
     p.add_argument(  # the tournament says why a number of games is refused
-        "--games", type=int, default=100, metavar="N", help="games to play, rounded up to a multiple of 4 (default 100)"
+        "--games",
+        type=int,
+        default=100,
+        metavar="N",
+        help=f"games to play, rounded up to a multiple of 4: {valid('eval', '--games')} (default 100)",
     )
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="tournament seed: deals and agent seeds (default 0)")
+    p.add_argument(
+        "--seed",
+        type=number("eval", "--seed"),
+        default=0,
+        help=f"tournament seed: deals and agent seeds, {valid('eval', '--seed')} (default 0)",
+    )
     p.add_argument(
         "--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file (default standard)"
     )
@@ -141,14 +150,17 @@ def _add_eval(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="FILE.png", help="draw the per-contract comparison (matplotlib)")
     p.add_argument("--records", metavar="DIR", help="save game records (JSON) in DIR: every game, or --record-games")
     p.add_argument(
-        "--record-games", type=nonnegative_int, metavar="K", help="with --records: save only the first K games"
+        "--record-games",
+        type=number("eval", "--record-games"),
+        metavar="K",
+        help=f"with --records: save only the first K games, {valid('eval', '--record-games')}",
     )
     p.add_argument(
         "--workers",
-        type=positive_int,
+        type=number("eval", "--workers"),
         default=None,
         metavar="W",
-        help="worker processes (default: one per CPU; 1 plays in this process)",
+        help=f"worker processes, {valid('eval', '--workers')} (default: one per CPU; 1 plays in this process)",
     )
     _add_device(p)
     _add_trust(p)
@@ -287,10 +299,14 @@ def _add_league(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         type=int,  # the league says why a number of games is refused
         default=100,
         metavar="N",
-        help="games per format of each pairing, rounded up to a multiple of 4 (default 100)",
+        help=f"games per format of each pairing, rounded up to a multiple of 4: {valid('league', '--games')} "
+        "(default 100)",
     )
     p.add_argument(
-        "--seed", type=nonnegative_int, default=0, help="league seed: the deals of every tournament (default 0)"
+        "--seed",
+        type=number("league", "--seed"),
+        default=0,
+        help=f"league seed: the deals of every tournament, {valid('league', '--seed')} (default 0)",
     )
     p.add_argument(
         "--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file (default standard)"
@@ -306,10 +322,11 @@ def _add_league(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="FILE.png", help="draw the margin matrix as a heatmap (matplotlib)")
     p.add_argument(
         "--workers",
-        type=positive_int,
+        type=number("league", "--workers"),
         default=None,
         metavar="W",
-        help="worker processes per tournament (default: one per CPU; 1 plays in this process)",
+        help=f"worker processes per tournament, {valid('league', '--workers')} (default: one per CPU; 1 plays in "
+        "this process)",
     )
     _add_device(p)
     _add_trust(p)
@@ -365,7 +382,11 @@ def _add_replay(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("file", metavar="FILE", help="a game record (JSON), e.g. from barbu eval --records")
     p.add_argument(
-        "--hand", type=_hand_number, action="append", metavar="N", help="print only hand N (1-28); repeatable"
+        "--hand",
+        type=number("replay", "--hand"),
+        action="append",
+        metavar="N",
+        help=f"print only hand N, {valid('replay', '--hand')}; repeatable",
     )
     p.add_argument("--no-check", action="store_true", help="print without replaying through the environment first")
     p.add_argument(
@@ -397,18 +418,6 @@ def _fps(text: str) -> float:
         return check_fps(positive_float(text))
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _hand_number(text: str) -> int:
-    from .engine import NUM_HANDS
-
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a hand number is an integer, not {text!r}") from None
-    if not 1 <= n <= NUM_HANDS:
-        raise argparse.ArgumentTypeError(f"hands are numbered 1 to {NUM_HANDS}, not {n}")
-    return n
 
 
 def _run_replay(args: argparse.Namespace) -> int:
@@ -462,9 +471,18 @@ def _add_play(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file")
     p.add_argument(
-        "--seed", type=nonnegative_int, default=None, help="seed of the deals and the agents (default: random)"
+        "--seed",
+        type=number("play", "--seed"),
+        default=None,
+        help=f"seed of the deals and the agents, {valid('play', '--seed')} (default: random)",
     )
-    p.add_argument("--hands", type=_hand_number, default=None, metavar="N", help="play only the first N hands")
+    p.add_argument(
+        "--hands",
+        type=number("play", "--hands"),
+        default=None,
+        metavar="N",
+        help=f"play only the first N hands, {valid('play', '--hands')}",
+    )
     p.add_argument("--record", metavar="FILE.json", help="save the game record here")
     _add_trust(p)
     return p
@@ -588,10 +606,13 @@ def _add_serve(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file")
     p.add_argument(
-        "--seed", type=nonnegative_int, default=None, help="seed of the games' deals and agents (default: random)"
+        "--seed",
+        type=number("serve", "--seed"),
+        default=None,
+        help=f"seed of the games' deals and agents, {valid('serve', '--seed')} (default: random)",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=port, default=8000, help="port 0..65535 (default 8000; 0: any free port)")
+    p.add_argument("--port", type=port, default=8000, help="port, 0 to 65535 (default 8000; 0: any free port)")
     _add_trust(p)
     return p
 

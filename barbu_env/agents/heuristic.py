@@ -64,6 +64,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..actions import NUM_ACTIONS
+from ..argtypes import AGENT_PARAMS
 from ..engine import contract_total
 from ..observation import OBS_DIM
 from ..rules import Rules, load_rules
@@ -225,10 +226,11 @@ class HeuristicAgent(Agent):
         double_margin: float = DOUBLE_MARGIN,
         redouble_margin: float = REDOUBLE_MARGIN,
     ):
+        valid = AGENT_PARAMS["heuristic"]
+        self.double_margin = valid["double_margin"].check(double_margin, f"{self.name}: double_margin")
+        self.redouble_margin = valid["redouble_margin"].check(redouble_margin, f"{self.name}: redouble_margin")
         self.seed = seed
         self.rules = load_rules(rules)
-        self.double_margin = float(double_margin)
-        self.redouble_margin = float(redouble_margin)
         self.batch_key = (self.rules, self.double_margin, self.redouble_margin)
         self._params: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # kernel_params, on first use
         self._feat = np.empty(0)  # the kernels' scratch array (so an agent decides in one thread at a time)

@@ -53,6 +53,7 @@ import importlib
 
 import numpy as np
 
+from ..argtypes import AGENT_PARAMS
 from ..engine import BarbuState
 from ..extras import require
 from ..position import Positions
@@ -84,11 +85,10 @@ class OpenSpielISMCTSAgent(Agent):
         uct_c: float = DEFAULT_UCT_C,
         rollouts: int = DEFAULT_ROLLOUTS,
     ):
-        for key, value in (("simulations", simulations), ("rollouts", rollouts)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"openspiel-ismcts: {key} must be a positive int, not {value!r}")
-        if isinstance(uct_c, bool) or not isinstance(uct_c, (int, float)) or not uct_c >= 0:
-            raise ValueError(f"openspiel-ismcts: uct_c must be a number >= 0, not {uct_c!r}")
+        valid = AGENT_PARAMS["openspiel-ismcts"]  # checked before OpenSpiel is imported
+        simulations = valid["simulations"].check(simulations, "openspiel-ismcts: simulations")
+        rollouts = valid["rollouts"].check(rollouts, "openspiel-ismcts: rollouts")
+        uct_c = valid["uct_c"].check(uct_c, "openspiel-ismcts: uct_c")
         pyspiel = require("pyspiel", "openspiel", FEATURE, "open_spiel")
         spiel = importlib.import_module("barbu_env.openspiel")
         ismcts = importlib.import_module("open_spiel.python.algorithms.ismcts")

@@ -35,7 +35,10 @@ seconds per decision (worlds are then searched in rounds of up to 8 until the li
 contract choices subtract the contract's average (default true), ``device`` where a
 rollout policy that takes one (a trained checkpoint) computes (its own default, the CPU,
 unless given: ``"pimc:rollout=runs/x/best.pt,device=cuda"``; ``barbu eval --device``
-sets it), ``seed``.
+sets it), ``seed``. The numbers' ranges (``barbu_env.argtypes.AGENT_PARAMS``: ``worlds`` 1
+to 4,096, ``time_limit`` above 0 and at most 3,600, ``cover`` and ``certain`` above 0 and
+at most 1) are checked when the agent is made, before anything is built; a search holds at
+most ``ROUND_SLOTS`` rollout games at once, whatever its worlds.
 
 The guided search, ``pimc-ppo`` (``guided_pimc``), adds a *prior*: a trained policy
 (``prior``; ``pimc-ppo`` uses its rollout policy, ``ppo-finetuned`` by default). A
@@ -57,6 +60,7 @@ import numpy as np
 
 from .._kernels import F_DECLARER
 from ..actions import DECLARE_OFFSET
+from ..argtypes import AGENT_PARAMS
 from ..constants import NUM_CONTRACTS, Phase
 from ..driver import Seated, play
 from ..observation import OFFSETS
@@ -75,6 +79,9 @@ DEFAULT_WORLDS = 32
 MAX_SLOTS = 8192
 #: Worlds per round when a time limit applies.
 ROUND_WORLDS = 8
+#: Rollout games held at once by a search (about 4.4 KB each): a round with more worlds x
+#: actions is played in parts (the defaults, 32 worlds, fit one part up to 150 games' decisions).
+ROUND_SLOTS = 65_536
 #: Random deals per contract for the contract baselines, and their seed.
 BASELINE_DEALS = 512
 BASELINE_SEED = 20261130
@@ -118,17 +125,15 @@ class PimcAgent(Agent):
         cover: float = DEFAULT_COVER,
         certain: float = DEFAULT_CERTAIN,
     ):
-        if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
-            raise ValueError(f"pimc: worlds must be a positive int, not {worlds!r}")
-        if time_limit is not None and (isinstance(time_limit, bool) or not time_limit > 0):
-            raise ValueError(f"pimc: time_limit must be a positive number of seconds, not {time_limit!r}")
+        valid = AGENT_PARAMS["pimc"]  # every number checked before anything is built
+        worlds = valid["worlds"].check(worlds, "pimc: worlds")
+        if time_limit is not None:
+            time_limit = valid["time_limit"].check(time_limit, "pimc: time_limit")
+        cover, certain = valid["cover"].check(cover, "pimc: cover"), valid["certain"].check(certain, "pimc: certain")
         if not isinstance(rollout, str) or rollout.split(":")[0] in _SEARCHES:
             raise ValueError(f"pimc: rollout must be another agent's spec, not {rollout!r}")
         if prior is not None and (not isinstance(prior, str) or prior.split(":")[0] in _SEARCHES):
             raise ValueError(f"pimc: prior must be a trained policy's spec, not {prior!r}")
-        for key, value in (("cover", cover), ("certain", certain)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-                raise ValueError(f"pimc: {key} must be a probability above 0, at most 1, not {value!r}")
         self.rules = load_rules(rules)
         self.worlds = worlds
         self.rollout = rollout
@@ -217,27 +222,35 @@ class PimcAgent(Agent):
         totals = {i: np.zeros(len(legal[i])) for i in rows}
         done = 0
         start = time.perf_counter()
+        # Worlds x actions of every row are rolled out together, in parts of at most
+        # ROUND_SLOTS games: memory stays bounded whatever worlds and rows there are.
+        per_world = sum(len(legal[i]) for i in rows)
         while done < lead.worlds:
             n = lead.worlds - done if lead.time_limit is None else min(ROUND_WORLDS, lead.worlds - done)
-            worlds, first, owners = [], [], []
+            hidden = {}
             for i in rows:
                 base = bases[i]
-                hidden = sample_worlds(
+                hidden[i] = sample_worlds(
                     int(base.unknown_cards[0]), base.sizes[0, 1:], base.excluded[0, 1:], n, instances[i].rng
                 )
-                dealt = base.with_hidden(hidden, check=False)
-                for a in legal[i]:
-                    worlds.append(dealt)
-                    first.append(np.full(n, a))
-                owners.append((i, len(legal[i])))
-            values, decisions = rollout_values(
-                Positions.concatenate(worlds), np.concatenate(first), lead.rules, lead.rollout_agent, observer=0
-            )
-            lead.rollout_decisions += decisions
-            at = 0
-            for i, k in owners:
-                totals[i] += values[at : at + k * n].reshape(k, n).sum(axis=1)
-                at += k * n
+            part = max(1, ROUND_SLOTS // per_world)
+            for lo in range(0, n, part):
+                m = min(n, lo + part) - lo
+                worlds, first = [], []
+                for i in rows:
+                    dealt = bases[i].with_hidden(hidden[i][lo : lo + m], check=False)
+                    for a in legal[i]:
+                        worlds.append(dealt)
+                        first.append(np.full(m, a))
+                values, decisions = rollout_values(
+                    Positions.concatenate(worlds), np.concatenate(first), lead.rules, lead.rollout_agent, observer=0
+                )
+                lead.rollout_decisions += decisions
+                at = 0
+                for i in rows:
+                    k = len(legal[i])
+                    totals[i] += values[at : at + k * m].reshape(k, m).sum(axis=1)
+                    at += k * m
             done += n
             if lead.time_limit is not None and time.perf_counter() - start > lead.time_limit:
                 break
