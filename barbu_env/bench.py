@@ -84,7 +84,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .argtypes import OneLineParser, nonnegative_int, positive_float, positive_int
+from .argtypes import OneLineParser, number, valid
 from .engine import BarbuState
 from .extras import require
 from .files import write_text
@@ -665,23 +665,36 @@ def format_table(results: list[Measurement]) -> str:
 
 def parse_args(argv: list[str] | None = None, prog: str = "python -m barbu_env.bench") -> argparse.Namespace:
     p = OneLineParser(prog=prog, description=__doc__.split("\n\n")[0])
-    p.add_argument("--seconds", type=positive_float, default=5.0, help="time budget per subject (default 5)")
-    p.add_argument("--games", type=positive_int, default=None, help="play exactly this many games per subject instead")
+    p.add_argument(
+        "--seconds",
+        type=number("bench", "--seconds"),
+        default=5.0,
+        help=f"time budget per subject, {valid('bench', '--seconds')} (default 5)",
+    )
+    p.add_argument(
+        "--games",
+        type=number("bench", "--games"),
+        default=None,
+        help=f"play exactly this many games per subject instead, {valid('bench', '--games')}",
+    )
     p.add_argument("--rules", default="standard", choices=preset_names(), help="Barbu rules preset (default standard)")
     p.add_argument(
-        "--seed", type=nonnegative_int, default=0, help="seed of the deals and the random players (default 0)"
+        "--seed",
+        type=number("bench", "--seed"),
+        default=0,
+        help=f"seed of the deals and the random players, {valid('bench', '--seed')} (default 0)",
     )
     p.add_argument(
         "--batch",
-        type=positive_int,
+        type=number("bench", "--batch"),
         default=DEFAULT_BATCH,
         metavar="B",
-        help=f"games stepped together by the batched engine (default {DEFAULT_BATCH})",
+        help=f"games stepped together by the batched engine, {valid('bench', '--batch')} (default {DEFAULT_BATCH})",
     )
     pin = p.add_mutually_exclusive_group()
     pin.add_argument(
         "--pin-core",
-        type=nonnegative_int,
+        type=number("bench", "--pin-core"),
         default=None,
         metavar="CORE",
         help="pin the process to this core (default: the highest-numbered allowed core)",
@@ -694,13 +707,18 @@ def parse_args(argv: list[str] | None = None, prog: str = "python -m barbu_env.b
     )
     p.add_argument(
         "--pimc-games",
-        type=nonnegative_int,
+        type=number("bench", "--pimc-games"),
         default=DEFAULT_PIMC_GAMES,
         metavar="K",
-        help=f"games for the pimc search agent's figures (default {DEFAULT_PIMC_GAMES}; 0 leaves it out)",
+        help=f"games for the pimc search agent's figures, {valid('bench', '--pimc-games')} (default "
+        f"{DEFAULT_PIMC_GAMES}; 0 leaves it out)",
     )
     p.add_argument(
-        "--pimc-worlds", type=positive_int, default=32, metavar="W", help="pimc's worlds per decision (default 32)"
+        "--pimc-worlds",
+        type=number("bench", "--pimc-worlds"),
+        default=32,
+        metavar="W",
+        help=f"pimc's worlds per decision, {valid('bench', '--pimc-worlds')} (default 32)",
     )
     p.add_argument("--json", metavar="PATH", help="also write the figures and machine info to this JSON file")
     return p.parse_args(argv)
