@@ -116,6 +116,9 @@ HANDS = Range(1, 28, why="a game has 28 hands")
 #: rollouts are played in rounds of a bounded number of games).
 WORLDS = Range(1, 4096, why="time per decision: about 5 s a decision at 4,096 on one core")
 
+#: The vector environment's benchmark, a command of its own (not a ``barbu`` subcommand).
+VECTOR_BENCH = "python -m barbu_env.bench_vector_env"
+
 #: Every numeric option: (command, option) -> its range. ``barbu eval``'s and ``barbu
 #: league``'s ``--games`` are checked by the tournament (``check_games``) with this range.
 FLAGS: dict[tuple[str, str], Range] = {
@@ -127,6 +130,7 @@ FLAGS: dict[tuple[str, str], Range] = {
     ("league", "--seed"): SEED,
     ("league", "--workers"): WORKERS,
     ("replay", "--hand"): HANDS,
+    ("replay", "--fps"): Range(0.1, 50, integer=False, why="frames of a clip (barbu_env.frames.FPS_RANGE checks it)"),
     ("play", "--seed"): SEED,
     ("play", "--hands"): HANDS,
     ("serve", "--seed"): SEED,
@@ -142,6 +146,10 @@ FLAGS: dict[tuple[str, str], Range] = {
     ("exploit", "--games"): GAMES,
     ("exploit", "--seed"): SEED,
     ("exploit", "--eval-seed"): SEED,
+    (VECTOR_BENCH, "--seconds"): Range(0, 3600, integer=False, above=True, why="time per subject"),
+    (VECTOR_BENCH, "--envs"): Range(1, 16_384, why="memory: a game and its opponents per sub-environment"),
+    (VECTOR_BENCH, "--async-envs"): Range(0, 1024, why="one process per sub-environment"),
+    (VECTOR_BENCH, "--seed"): SEED,
 }
 
 #: Probabilities of ``pimc``'s prior (``cover``, ``certain``).
@@ -189,7 +197,7 @@ def ranges_table(rows: dict[tuple[str, str], Range], heads: tuple[str, str]) -> 
 
 def flags_table() -> str:
     """``FLAGS`` as docs/security.md shows it."""
-    return ranges_table({(f"barbu {c}", o): r for (c, o), r in FLAGS.items()}, ("command", "option"))
+    return ranges_table({(c if " " in c else f"barbu {c}", o): r for (c, o), r in FLAGS.items()}, ("command", "option"))
 
 
 def agent_params_table() -> str:
@@ -251,6 +259,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 __all__ = [
     "AGENT_PARAMS",
+    "VECTOR_BENCH",
     "FLAGS",
     "OneLineParser",
     "Range",

@@ -38,7 +38,7 @@ import gymnasium
 import numpy as np
 
 from . import GYM_ENV_ID
-from .argtypes import nonnegative_int, positive_float, positive_int
+from .argtypes import VECTOR_BENCH, number, valid
 from .bench import machine_info
 
 #: The subjects, in the order they run.
@@ -106,19 +106,30 @@ def format_table(results: list[Measurement]) -> str:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m barbu_env.bench_vector_env", description=__doc__.split("\n")[0])
-    p.add_argument("--seconds", type=positive_float, default=5.0, help="wall time per subject (default 5)")
-    p.add_argument("--envs", type=positive_int, default=256, help="N of the vector entry point and sync (default 256)")
+    p.add_argument(
+        "--seconds",
+        type=number(VECTOR_BENCH, "--seconds"),
+        default=5.0,
+        help=f"wall time per subject, {valid(VECTOR_BENCH, '--seconds')} (default 5)",
+    )
+    p.add_argument(
+        "--envs",
+        type=number(VECTOR_BENCH, "--envs"),
+        default=256,
+        help=f"N of the vector entry point and sync, {valid(VECTOR_BENCH, '--envs')} (default 256)",
+    )
     p.add_argument(
         "--async-envs",
-        type=nonnegative_int,
-        default=os.cpu_count() or 1,
-        help="N (worker processes) of AsyncVectorEnv; 0 leaves it out (default: the number of cores)",
+        type=number(VECTOR_BENCH, "--async-envs"),
+        default=min(os.cpu_count() or 1, 1024),
+        help=f"N (worker processes) of AsyncVectorEnv, {valid(VECTOR_BENCH, '--async-envs')}; 0 leaves it out "
+        "(default: the number of cores)",
     )
     p.add_argument(
         "--opponents", default="heuristic,random", help="comma-separated opponent names (default heuristic,random)"
     )
     p.add_argument("--episode", default="game", choices=["game", "round", "hand"], help="episode (default game)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=number(VECTOR_BENCH, "--seed"), default=0, help=valid(VECTOR_BENCH, "--seed"))
     return p.parse_args(argv)
 
 
