@@ -552,7 +552,8 @@ class _Interruptible:
         self.agent, self.gate = agent, gate
 
     def act(self, observation, agent=None):
-        if self.gate["pending"]:  # a Ctrl-C while the last action was applied
+        if self.gate["pending"]:  # a Ctrl-C while the last action was applied: it stops the game now
+            self.gate["pending"] = False
             raise KeyboardInterrupt
         self.gate["choosing"] = True
         try:

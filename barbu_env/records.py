@@ -359,7 +359,8 @@ def render_record(record: GameRecord, hands: Sequence[int] | None = None) -> str
     if record.finished:
         out.append("Final scores: " + _scores(record.final_scores))
     else:
-        out.append(f"Unfinished: stopped after {len(record.actions)} actions, in hand {len(record.deals)}")
+        count = len(record.actions)
+        out.append(f"Unfinished: stopped in hand {len(record.deals)}, after {count} action{'s' if count != 1 else ''}")
         out.append("Scores of the finished hands: " + _scores(record.final_scores))
     return "\n".join(out)
 
