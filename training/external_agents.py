@@ -23,6 +23,13 @@ names; the SB3 ``data`` is read as JSON, which runs nothing) and, unless called 
 raises ``barbu_env.agents.UntrustedFileError`` before anything is unpickled or the
 library is imported.
 
+An SB3 ``.zip`` is a stranger's file until trusted, so it is read with caps: at most
+``SB3_ZIP_LIMIT`` bytes on disk, ``SB3_MAX_MEMBERS`` members, and each member at most its
+``SB3_MEMBER_LIMITS`` bytes once decompressed (checked against the zip's header first, then
+read with a bounded read, since a header can lie). The ``data`` member is all that is read
+before the trust refusal; with trust, SB3 loads the capped copy of the members read so, never
+the file itself. A zip bomb is refused in one line without decompressing it.
+
 Either network is put behind the ``distribution(obs, mask)`` method that
 ``training.policy_agent.PolicyAgent`` uses, so these agents act like trained
 checkpoints: greedy by default (``deterministic=False`` samples), and one forward pass
@@ -31,8 +38,10 @@ for all the games of a tournament job that share a network.
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -64,35 +73,132 @@ def _policy_agent(network: Any, seed: int, deterministic: bool, name: str):
 # ---------------------------------------------------------------------- stable-baselines3
 
 
+#: The most bytes each member of an SB3 ``.zip`` may decompress to. Measured on
+#: ``MaskablePPO("MlpPolicy", Barbu-v1).save()`` (sb3-contrib 2.9): ``data`` is 22 KB untrained
+#: and 71 KB after training with 8 environments (it holds their last observations, 4.5 KB
+#: each, base64), so 8 MB holds a model of over 1,000 environments; ``policy.pth`` is 2.9 MB
+#: for the default ``net_arch`` 256,256 (0.6 MB at 64,64, 18 MB at 1024,1024), so 256 MB
+#: holds policy and value networks of two layers of 4,096 (171 MB); ``policy.optimizer.pth``
+#: holds Adam's two moments of every weight, twice that; the rest are a few hundred bytes.
+SB3_MEMBER_LIMITS = {
+    "data": 8_000_000,
+    "policy.pth": 256_000_000,
+    "policy.optimizer.pth": 512_000_000,
+    "pytorch_variables.pth": 1_000_000,
+    "_stable_baselines3_version": 1_000,
+    "system_info.txt": 100_000,
+}
+#: The cap of a member ``SB3_MEMBER_LIMITS`` does not name.
+SB3_OTHER_MEMBER_LIMIT = 1_000_000
+#: The most members an SB3 ``.zip`` may have (``model.save`` writes six).
+SB3_MAX_MEMBERS = 32
+#: The most bytes an SB3 ``.zip`` may hold on disk: every member at its cap.
+SB3_ZIP_LIMIT = sum(SB3_MEMBER_LIMITS.values()) + SB3_MAX_MEMBERS * SB3_OTHER_MEMBER_LIMIT
+
+
 def is_sb3_model(path: Path) -> bool:
-    """True for an SB3 ``.zip`` saved by ``model.save`` (it holds ``data`` and ``policy.pth``)."""
-    if path.suffix != ".zip" or not zipfile.is_zipfile(path):
+    """True for an SB3 ``.zip`` saved by ``model.save`` (it holds ``data`` and ``policy.pth``);
+    a pipe or a device named ``.zip`` is not one (it is not opened). A ``.zip`` over the caps
+    of an SB3 model (its size, its number of members) is a ValueError, before its list of
+    members is read."""
+    if path.suffix != ".zip" or not path.is_file() or not zipfile.is_zipfile(path):
         return False
+    _check_zip_size(path)
     with zipfile.ZipFile(path) as z:
         return {"data", "policy.pth"} <= set(z.namelist())
 
 
+#: The end of a zip's central directory: its signature, and where its entry count and size are.
+_END_SIGNATURE, _END_LENGTH = b"PK\x05\x06", 22
+
+
+def _check_zip_size(path: Path) -> None:
+    """Refuse a zip larger than ``SB3_ZIP_LIMIT`` bytes, or whose central directory (read
+    from its end record, before ``zipfile`` parses it) lists over ``SB3_MAX_MEMBERS`` members."""
+    from barbu_env.files import InputError
+
+    size = path.stat().st_size
+    if size > SB3_ZIP_LIMIT:
+        raise InputError(f"{path} is {size:,} bytes, over the {SB3_ZIP_LIMIT:,} of an SB3 model: refused unread")
+    with open(path, "rb") as f:
+        f.seek(max(0, size - (_END_LENGTH + 65_535)))  # the end record, and a comment of at most 64 KB
+        tail = f.read()
+    at = tail.rfind(_END_SIGNATURE)
+    if at < 0 or len(tail) < at + _END_LENGTH:
+        return  # zipfile says what is wrong with it
+    entries = int.from_bytes(tail[at + 10 : at + 12], "little")  # 0xFFFF: see the Zip64 record, a zip too big
+    if entries > SB3_MAX_MEMBERS:
+        raise InputError(f"{path} lists {entries:,} members, an SB3 model at most {SB3_MAX_MEMBERS}: refused unread")
+
+
+def _member_limit(name: str) -> int:
+    return SB3_MEMBER_LIMITS.get(name, SB3_OTHER_MEMBER_LIMIT)
+
+
+def read_sb3_members(path: Path, names: list[str] | None = None) -> dict[str, bytes]:
+    """The members ``names`` (default: every member) of the SB3 ``.zip`` at ``path``, each
+    read with its cap (``SB3_MEMBER_LIMITS``); a ValueError naming the file and the member
+    for a file or member over its cap (refused unread where the header says so), too many
+    members, or a damaged zip."""
+    from barbu_env.files import InputError, quote
+
+    _check_zip_size(path)
+    out: dict[str, bytes] = {}
+    try:
+        with zipfile.ZipFile(path) as z:
+            infos = z.infolist()
+            if len(infos) > SB3_MAX_MEMBERS:
+                raise InputError(f"{path} has {len(infos):,} members, an SB3 model at most {SB3_MAX_MEMBERS}: refused")
+            for info in infos:
+                if names is not None and info.filename not in names:
+                    continue
+                limit = _member_limit(info.filename)
+                over = f"{path}: its member {quote(info.filename)} is over {limit:,} bytes decompressed"
+                if info.file_size > limit:
+                    raise InputError(f"{over} ({info.file_size:,} by its header): refused unread")
+                with z.open(info) as member:
+                    data = member.read(limit + 1)  # the header can lie: never more than the cap
+                if len(data) > limit:
+                    raise InputError(f"{over}: refused")
+                out[info.filename] = data
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as e:
+        # RuntimeError: an encrypted member; BadZipFile: a bad CRC, a truncated member
+        raise InputError(f"{path} is not a readable zip ({str(e).splitlines()[0] if str(e) else e})") from None
+    return out
+
+
 def check_maskable(path: Path) -> None:
     """A ValueError unless the SB3 model at ``path`` is a MaskablePPO one, read from the
-    ``data`` member as JSON (which unpickles nothing)."""
-    with zipfile.ZipFile(path) as z:
-        try:
-            data = json.loads(z.read("data"))
-        except (ValueError, UnicodeDecodeError):
-            raise ValueError(f"{path} is not an SB3 model (its data is not JSON)") from None
+    ``data`` member (at most its cap) as JSON (which unpickles nothing)."""
+    raw = read_sb3_members(path, ["data"]).get("data", b"")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError; RecursionError: nested deep
+        raise ValueError(f"{path} is not an SB3 model (its data is not JSON)") from None
     policy_class = data.get("policy_class", {}) if isinstance(data, dict) else {}
     if "Maskable" not in str(policy_class):
         raise ValueError(f"{path} is an SB3 model but not a MaskablePPO one: only masked policies can play Barbu")
+
+
+def _capped_copy(path: Path) -> io.BytesIO:
+    """The SB3 ``.zip`` at ``path`` rebuilt in memory from its members read with their caps
+    (stored uncompressed): what SB3 loads, so that it decompresses nothing itself."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as z:
+        for name, data in read_sb3_members(path).items():
+            z.writestr(name, data)
+    buffer.seek(0)
+    return buffer
 
 
 class SB3MaskablePolicy:
     """A MaskablePPO model's policy as ``distribution(obs, mask) -> .probs`` (loading it
     unpickles the model's ``data``: for trusted files only)."""
 
-    def __init__(self, path: Path):  # load_sb3_agent has checked that it is a MaskablePPO model
+    def __init__(self, path: Path):  # load_sb3_agent has checked that it is a MaskablePPO one
         from sb3_contrib import MaskablePPO
 
-        self.model = MaskablePPO.load(path, device="cpu")
+        self.model = MaskablePPO.load(_capped_copy(path), device="cpu")
         self.model.policy.set_training_mode(False)
 
     def distribution(self, obs, mask):
