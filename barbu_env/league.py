@@ -95,7 +95,7 @@ import numpy as np
 from . import __version__
 from .agents import parse_agent_spec
 from .agents.pretrained import SHIPPED, pretrained_path
-from .files import OutputError, write_text
+from .files import InputError, OutputError, read_bytes, write_text
 from .rules import Rules, load_rules
 from .tournament import SEATINGS, Estimate, evaluate
 from .tournament.report import cell, ci_text, column_width, progress_bar, pyplot, save_figure, signed, write_json
@@ -233,16 +233,24 @@ def _checksum(key: Any, result: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+#: A cache entry is read only up to this many bytes, plus ``CACHE_BYTES_PER_SET`` per deal
+#: set of its key: an entry holds its key (about 3 KB) and two numbers per deal set (about
+#: 40 bytes). A larger file, a pipe or a device is not read (and is played again).
+CACHE_READ_BASE = 64_000
+CACHE_BYTES_PER_SET = 100
+
+
 def _read_cached(path: Path, key: dict[str, Any], fmt: str, specs: Sequence[str]) -> tuple[FormatResult | None, str]:
     """(the cached result at ``path``, "") if the file there is a sound entry for ``key``
     (format ``fmt`` played by ``specs`` in table order); (None, "") if there is no file;
     (None, what is wrong with it) otherwise."""
+    what = "league cache file"
     try:
-        data = path.read_bytes()
+        data = read_bytes(path, CACHE_READ_BASE + CACHE_BYTES_PER_SET * int(key["deal_sets"]), what)
     except FileNotFoundError:
         return None, ""
-    except OSError as e:
-        return None, f"cannot be read ({e.strerror or e})"
+    except InputError as e:  # the message after the file's name: what is wrong with it
+        return None, str(e).removeprefix(f"{what} {path}").lstrip(": ")
     try:
         entry = json.loads(data)
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError

@@ -54,12 +54,15 @@ import numpy as np
 from .actions import PASS_ACTION
 from .cards import card_text, hand_text
 from .engine import NUM_HANDS, NUM_PLAYERS, BarbuState, IllegalActionError, Phase
-from .files import write_text
+from .files import read_text, write_text
 from .render import hand_by_suit, render_state
 from .rules import Rules
 
 FORMAT = "barbu-game-record"
 VERSION = 1
+#: The most bytes ``GameRecord.load`` reads: a whole game's record is about 24 KB (its
+#: metadata are free-form), and the browser's replay viewer takes uploads of up to 2 MB too.
+READ_LIMIT = 2_000_000
 
 
 class RecordError(ValueError):
@@ -213,8 +216,12 @@ class GameRecord:
 
     @classmethod
     def load(cls, path: str | Path) -> GameRecord:
+        """The record in the file ``path``: a regular file of at most ``READ_LIMIT`` bytes
+        (a pipe, a device or a larger file is refused unread: ``barbu_env.files.InputError``),
+        JSON, a record (``from_dict``); else a ``ValueError`` naming the file."""
+        text = read_text(path, READ_LIMIT, "game record")
         try:
-            data = json.loads(Path(path).read_text())
+            data = json.loads(text)
         except json.JSONDecodeError as e:
             raise RecordError(f"{path}: not JSON ({e})") from None
         except RecursionError:  # arrays or objects nested thousands deep
