@@ -89,7 +89,10 @@ others). Every decision is a turn, even a forced one: a declarer nobody doubled 
 doubling turn with only 76, a Domino player who cannot play a turn with only 84.
 Players who are out in Domino are skipped. An illegal action raises
 ``IllegalActionError`` (a ``ValueError``) naming the action and the legal ones, and
-leaves the game exactly as it was (unless ``illegal_action="random"``).
+leaves the game exactly as it was (unless ``illegal_action="random"``). An action is an
+integer: a Python or numpy integer, or a 0-d integer array (what ``operator.index``
+takes); anything else (a bool, a float, a string, an array of shape (1,)), and an integer
+outside 0..84, raises ``IllegalActionError`` naming it in either mode.
 
 Observation
 -----------
@@ -198,7 +201,8 @@ Reset options
 ``"deals"`` (up to 28 deals, each four lists of 13 cards as ids or text, for hands 1, 2,
 ...; later hands are dealt from the seed). Same seed and options, same game. Other keys
 are ignored (PettingZoo's ``api_test`` passes one of its own); ``Barbu-v1`` refuses them.
-Malformed deals raise ``DealError`` (a ``ValueError``).
+Malformed deals raise ``DealError`` (a ``ValueError``); options that are not a mapping (nor
+None) raise ``TypeError``.
 
 Seeding follows Gymnasium: ``reset(seed=s)`` seeds the environment's generator
 (``env.unwrapped.np_random``) and draws the game from it; a ``reset()`` without a seed
@@ -225,6 +229,8 @@ Version history
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -279,6 +285,43 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
         return self.env.last(observe)
+
+
+def action_int(action: Any) -> int:
+    """``action`` as an int if it is an action id: an integer 0..84 (a Python or numpy
+    integer, a 0-d integer array: what ``operator.index`` takes; not a bool); else
+    ``IllegalActionError`` naming it (in at most 40 characters).
+
+    >>> action_int(np.int64(52)), action_int(np.array(52))
+    (52, 52)
+    >>> action_int(np.array([52]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    barbu_env.engine.IllegalActionError: action array([52]) is not an action id: an integer 0..84 ...
+    """
+    try:
+        if not isinstance(action, (bool, np.bool_)) and 0 <= (number := operator.index(action)) < NUM_ACTIONS:
+            return number
+    except TypeError:
+        pass
+    raise IllegalActionError(
+        f"action {_quote(action)} is not an action id: an integer 0..{NUM_ACTIONS - 1} "
+        "(a Python or numpy integer, or a 0-d integer array)"
+    )
+
+
+def reset_options(options: Any) -> Mapping:
+    """``reset``'s ``options``: a mapping, or None for none; anything else a ``TypeError``."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"reset options must be a dict (or None), not {type(options).__name__} {_quote(options)}")
+    return options
+
+
+def _quote(value: Any) -> str:
+    from .files import quote
+
+    return quote(value)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -356,7 +399,7 @@ class raw_env(AECEnv):
     # ------------------------------------------------------------------ API
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        options = options or {}  # other keys are ignored, as PettingZoo's api_test expects
+        options = reset_options(options)  # other keys are ignored, as PettingZoo's api_test expects
         if seed is not None or self._np_random is None:
             self._np_random = np.random.default_rng(seed)
         self.game = BarbuState.new_game(
@@ -383,6 +426,8 @@ class raw_env(AECEnv):
             return
         if action is None:
             raise IllegalActionError(f"{agent} must act: None is only for agents that are done")
+        if type(action) is not int or not 0 <= action < NUM_ACTIONS:
+            action = action_int(action)  # IllegalActionError for anything but an action id, in either mode
         game = self.game
         try:
             result = game.apply_action(action, observe=True)  # raises on an illegal action, changing nothing
