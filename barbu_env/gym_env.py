@@ -76,7 +76,7 @@ Reset options
 -------------
 ``reset(seed=None, options=None)``: ``"deals"`` and ``"first_declarer"`` as in the AEC
 environment, and ``"seat"`` to put the learner in a given seat for this episode; any
-other key raises ``ValueError``. As in
+other key raises ``ValueError``, options that are not a mapping ``TypeError``. As in
 Gymnasium, ``reset(seed=s)`` seeds the environment's generator (``np_random``) and a
 ``reset()`` without a seed draws the next game, opponents and all, from the same one.
 
@@ -106,9 +106,11 @@ from gymnasium import spaces
 
 from . import GYM_ENV_ID
 from .actions import AGENTS, action_text, mask_array
+from .aec import reset_options
 from .agents import Agent, make_agent
 from .credit import SeatCredit
 from .engine import NUM_ACTIONS, NUM_PLAYERS, BarbuState, IllegalActionError, episode_hands
+from .files import quote
 from .observation import ObservationEncoder, observation_bounds
 from .render import render_state
 from .rules import Rules, load_rules
@@ -142,15 +144,18 @@ def check_reset_options(options: dict, allowed: Sequence[str] = RESET_OPTIONS) -
 
 
 def action_id(action: Any) -> int:
-    """``action`` as an action id of ``Discrete(85)``; a value outside the space (or not a
-    whole number) is refused, whatever ``illegal_action`` says of legal ones."""
+    """``action`` as an action id of ``Discrete(85)``: a whole number 0..84 (a Python or
+    numpy number, or a 0-d array of one); anything else (a bool, a string, an array of
+    shape (1,), a fraction) is refused, naming it, whatever ``illegal_action`` says of legal ones."""
     try:
+        if isinstance(action, (bool, np.bool_)) or (isinstance(action, np.ndarray) and action.ndim):
+            raise TypeError("not one number")
         number = int(action)
         whole = number == action
     except (TypeError, ValueError, OverflowError):  # None, nan, inf, an array, a string
         number, whole = -1, False
     if not whole or not 0 <= number < NUM_ACTIONS:
-        raise ValueError(f"action {action!r} is not in Discrete({NUM_ACTIONS})")
+        raise ValueError(f"action {quote(action)} is not in Discrete({NUM_ACTIONS})")
     return number
 
 
@@ -200,9 +205,9 @@ class BarbuGymEnv(gymnasium.Env):
     # ------------------------------------------------------------------ API
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        super().reset(seed=seed)
-        options = options or {}
+        options = reset_options(options)  # before anything changes
         check_reset_options(options)
+        super().reset(seed=seed)
         rng = self.np_random
         if "seat" in options:
             self.seat = int(options["seat"])
