@@ -85,7 +85,9 @@ Nones, or None (each sub-environment draws its next game from its generator, as
 ``Barbu-v1``'s ``reset()``; one never seeded draws fresh entropy). ``options`` are
 ``Barbu-v1``'s (``"seat"``, ``"deals"``, ``"first_declarer"``), for every
 sub-environment, and Gymnasium's ``"reset_mask"`` (bool [N]: reset only those; the
-others keep their games).
+others keep their games). Another key is a ``ValueError``, options that are not a mapping
+a ``TypeError``; ``step`` takes N whole numbers (integers, or floats without fraction) and
+refuses anything else with a ``ValueError`` naming it.
 
 What equals what: sub-environment i keeps its own ``np_random`` generator, seeded as
 ``Barbu-v1``'s, draws each game's seat (``"rotate"``), opponents' seeds, deals and first
@@ -150,7 +152,8 @@ observation (nothing is left to decide), so ``info`` has no ``"final_obs"``; it 
 ``"final_scores"`` (float32 [B, 4]) and ``"game_length"`` with their masks
 ``"_final_scores"`` and ``"_game_length"`` (valid where terminated). ``truncated`` is
 always false. Every ``info`` also has ``"hand_over"`` (bool [B]). ``reset(seed=..., options=...)`` takes the options
-``"deals"`` and ``"first_declarers"`` of ``VectorBarbu.reset``; a ``reset()`` without a
+``"deals"`` and ``"first_declarers"`` of ``VectorBarbu.reset`` (another key is a
+``ValueError``, options that are not a mapping a ``TypeError``); a ``reset()`` without a
 seed continues the games' random streams from where the last seeded one left them.
 """
 
@@ -169,11 +172,13 @@ from numba import njit
 from . import _kernels as K
 from ._bits import popcount
 from .actions import AGENTS, NUM_ACTIONS, action_text
+from .aec import reset_options
 from .agents import Agent, act_rows, make_agent
 from .cards import hand_text
 from .constants import CONTRACT_NAMES, NUM_PLAYERS
 from .driver import serves_rows
 from .engine import BarbuState, IllegalActionError, episode_hands
+from .files import quote
 from .gym_env import ILLEGAL_ACTION_MODES, RESET_OPTIONS, check_reset_options, opponent_specs
 from .observation import OBS_HIGH, OBS_LOW, observation_bounds
 from .position import Positions
@@ -205,7 +210,8 @@ class BarbuVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
-        options = options or {}
+        options = reset_options(options)
+        check_reset_options(options, ("deals", "first_declarers"))
         obs, self._masks, self._seat = self.games.reset(
             seed=seed, deals=options.get("deals"), first_declarers=options.get("first_declarers")
         )
@@ -380,7 +386,7 @@ class BarbuGymVectorEnv(VectorEnv):
     def reset(
         self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        options = dict(options or {})
+        options = dict(reset_options(options))
         check_reset_options(options, (*RESET_OPTIONS, "reset_mask"))
         reset_mask = options.pop("reset_mask", None)
         N = self.num_envs
@@ -400,7 +406,7 @@ class BarbuGymVectorEnv(VectorEnv):
                 raise RuntimeError("the first reset() resets every sub-environment")
             rows = np.flatnonzero(reset_mask)
         if "seat" in options and (isinstance(options["seat"], bool) or options["seat"] not in range(NUM_PLAYERS)):
-            raise ValueError(f"options['seat'] must be 0-3, not {options['seat']!r}")
+            raise ValueError(f"options['seat'] must be 0-3, not {quote(options['seat'])}")
         for i in rows.tolist():
             if seeds[i] is not None or self._rngs[i] is None:
                 self._rngs[i], _ = seeding.np_random(seeds[i])
@@ -416,9 +422,13 @@ class BarbuGymVectorEnv(VectorEnv):
         if not self._has_reset:
             raise RuntimeError("call reset() before step()")
         N, masks = self.num_envs, self.games._masks
-        actions = np.asarray(actions)
+        try:
+            actions = np.asarray(actions)
+        except (ValueError, TypeError):  # a ragged list
+            raise ValueError(f"actions must be {N} ints, not {quote(actions)}") from None
         whole = np.issubdtype(actions.dtype, np.integer) or (
-            np.issubdtype(actions.dtype, np.floating) and bool(np.all(actions == np.round(actions)))
+            np.issubdtype(actions.dtype, np.floating)
+            and bool(np.all(np.isfinite(actions) & (actions == np.round(actions))))
         )
         if actions.shape != (N,) or not whole:
             raise ValueError(f"actions must be {N} ints, not {actions.dtype} of shape {actions.shape}")
