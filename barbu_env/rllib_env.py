@@ -22,6 +22,12 @@ Rewards            each agent's own settled hand scores (times ``reward_scale``)
                    with a final observation (mask all zero) and ``terminated``
 =================  ==============================================================
 
+``reset``'s ``options`` are the AEC environment's (not a mapping: ``TypeError``). ``step``
+takes a dict with the action of the agent to act (``action_dict[agent]``), an action id as
+the AEC environment takes it (a Python or numpy integer, a 0-d integer array): anything
+else is an ``IllegalActionError`` (a ``ValueError``) naming it, and a dict without that
+agent's action a ``ValueError`` saying whose is missing.
+
 RLlib's env checker steps with unmasked random actions, which the game rejects (an
 illegal action raises, as in the AEC environment): build with
 ``.environment(BarbuMultiAgentEnv, disable_env_checking=True)``.
@@ -36,6 +42,8 @@ plays a saved module in ``barbu eval``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 from gymnasium import spaces
 
@@ -44,6 +52,7 @@ from .aec import env
 from .credit import SeatCredit
 from .engine import NUM_ACTIONS
 from .extras import needs
+from .files import quote
 from .observation import OBS_HIGH, OBS_LOW, observation_bounds
 
 with needs("rllib", "barbu_env.rllib_env", package="ray[rllib]"):  # one line if the extra is missing
@@ -90,7 +99,15 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
 
     def step(self, action_dict: dict):
         aec = self.env
-        aec.step(int(action_dict[aec.agent_selection]))
+        agent = aec.agent_selection
+        if not isinstance(action_dict, Mapping) or agent not in action_dict:
+            got = (
+                f"a dict of {quote(sorted(map(str, action_dict)))}"
+                if isinstance(action_dict, Mapping)
+                else quote(action_dict)
+            )
+            raise ValueError(f"step takes a dict with the action of {agent}, the agent to act, not {got}")
+        aec.step(action_dict[agent])  # the AEC environment checks that it is an action id
         # This step's rewards (a hand's settled scores, or 0) go to each agent's latest decision.
         self._credit.add([[self.reward_scale * aec.rewards[a] for a in AGENTS]])
         if all(aec.terminations.values()):  # the episode is over: every seat's last rewards
