@@ -10,7 +10,11 @@ Design decisions (docs/openspiel.md has the whole page):
 * One engine. A state wraps a ``barbu_env.engine.BarbuState`` (``state.barbu``) and steps
   it with the engine's own ``apply_action``: the same numba kernels as every environment.
   Action ids are the engine's 85 (0-51 cards, 52-58 contracts, 59-62 trumps, 63-75
-  Domino ranks, 76-83 doubling turns, 84 pass).
+  Domino ranks, 76-83 doubling turns, 84 pass). ``apply_action`` takes an integer (a
+  Python or numpy integer, a 0-d integer array); anything else (a bool, a float, a
+  string, an array of shape (1,)) or one outside 0..84 is ``IllegalActionError`` (a
+  ``ValueError``) naming it, as is an illegal action; an impossible chance outcome is a
+  ``ValueError``.
 * Explicit chance, card by card. The first node draws the first declarer (outcomes 0-3,
   1/4 each); every hand then starts with 52 chance nodes, the k-th dealing a card (the
   outcome is its id, uniform over the cards not yet dealt) to seat ``k % 4``. Algorithms
@@ -54,6 +58,7 @@ constraints.txt -e ".[openspiel]"`` in a clone).
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -63,7 +68,7 @@ from . import _kernels as K
 from .actions import NUM_ACTIONS, action_text
 from .cards import FULL_DECK, NUM_CARDS, RANK_NAMES, SUIT_NAMES, card_text, cards_of, hand_text
 from .constants import CARDS_PER_HAND, CONTRACT_NAMES, EPISODE_HANDS, NUM_CONTRACTS, NUM_PLAYERS, Phase
-from .engine import BarbuState, contract_total, episode_hands
+from .engine import BarbuState, IllegalActionError, contract_total, episode_hands
 from .extras import require
 from .observation import INFO_DIM, INFO_OFFSETS, OBS_DIM, OFFSETS
 from .rules import Rules, RulesError, load_rules, preset_names
@@ -340,6 +345,14 @@ class BarbuSpielState(pyspiel.State):
     def _dealing(self) -> bool:
         return self._core.ndealt < DEAL_NODES
 
+    def apply_action(self, action: int) -> None:
+        """OpenSpiel's ``apply_action``, for an action id given as an integer (a Python or
+        numpy integer, a 0-d integer array) of 0..84; anything else is ``IllegalActionError``
+        naming it, before OpenSpiel sees it."""
+        if type(action) is not int or not 0 <= action < NUM_ACTIONS:
+            action = _action_id(action)
+        super().apply_action(action)
+
     # -------------------------------------------------------------- the API
 
     def current_player(self) -> int:
@@ -507,6 +520,21 @@ class BarbuSpielState(pyspiel.State):
             return c
         resample_engine(core.engine, p, rng)
         return c
+
+
+def _action_id(action: Any) -> int:
+    """``action`` as an int 0..84, or ``IllegalActionError`` naming it (40 characters at most)."""
+    try:
+        if not isinstance(action, (bool, np.bool_)) and 0 <= (number := operator.index(action)) < NUM_ACTIONS:
+            return number
+    except TypeError:
+        pass
+    from .files import quote
+
+    raise IllegalActionError(
+        f"action {quote(action)} is not an action id: an integer 0..{NUM_ACTIONS - 1} (a Python or numpy integer, "
+        "or a 0-d integer array)"
+    )
 
 
 def resample_engine(state: BarbuState, seat: int, rng: np.random.Generator) -> None:
