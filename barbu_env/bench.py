@@ -697,7 +697,8 @@ def parse_args(argv: list[str] | None = None, prog: str = "python -m barbu_env.b
         type=number("bench", "--pin-core"),
         default=None,
         metavar="CORE",
-        help="pin the process to this core (default: the highest-numbered allowed core)",
+        help=f"pin the process to this core, {valid('bench', '--pin-core')}, one it may use (default: the "
+        "highest-numbered allowed core)",
     )
     pin.add_argument("--no-pin", action="store_true", help="do not pin the process to a core")
     p.add_argument(

@@ -38,7 +38,7 @@ import gymnasium
 import numpy as np
 
 from . import GYM_ENV_ID
-from .argtypes import VECTOR_BENCH, number, valid
+from .argtypes import VECTOR_BENCH, OneLineParser, number, valid
 from .bench import machine_info
 
 #: The subjects, in the order they run.
@@ -105,7 +105,7 @@ def format_table(results: list[Measurement]) -> str:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m barbu_env.bench_vector_env", description=__doc__.split("\n")[0])
+    p = OneLineParser(prog="python -m barbu_env.bench_vector_env", description=__doc__.split("\n")[0])
     p.add_argument(
         "--seconds",
         type=number(VECTOR_BENCH, "--seconds"),

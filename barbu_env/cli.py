@@ -613,7 +613,9 @@ def _add_serve(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help=f"seed of the games' deals and agents, {valid('serve', '--seed')} (default: random)",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=port, default=8000, help="port, 0 to 65535 (default 8000; 0: any free port)")
+    p.add_argument(
+        "--port", type=port, default=8000, help=f"port, {valid('serve', '--port')} (default 8000; 0: any free port)"
+    )
     _add_trust(p)
     return p
 
