@@ -229,7 +229,6 @@ Version history
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping
 from typing import Any
 
@@ -240,7 +239,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from .actions import AGENTS, NUM_ACTIONS, mask_array
-from .engine import NUM_PLAYERS, BarbuState, DealError, IllegalActionError, episode_hands
+from .engine import NUM_PLAYERS, BarbuState, DealError, IllegalActionError, action_id, episode_hands
 from .observation import information_state_bounds, observation_bounds, state_bounds
 from .render import render_state
 from .rules import Rules, load_rules
@@ -285,28 +284,6 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
         return self.env.last(observe)
-
-
-def action_int(action: Any) -> int:
-    """``action`` as an int if it is an action id: an integer 0..84 (a Python or numpy
-    integer, a 0-d integer array: what ``operator.index`` takes; not a bool); else
-    ``IllegalActionError`` naming it (in at most 40 characters).
-
-    >>> action_int(np.int64(52)), action_int(np.array(52))
-    (52, 52)
-    >>> action_int(np.array([52]))  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    barbu_env.engine.IllegalActionError: action array([52]) is not an action id: an integer 0..84 ...
-    """
-    try:
-        if not isinstance(action, (bool, np.bool_)) and 0 <= (number := operator.index(action)) < NUM_ACTIONS:
-            return number
-    except TypeError:
-        pass
-    raise IllegalActionError(
-        f"action {_quote(action)} is not an action id: an integer 0..{NUM_ACTIONS - 1} "
-        "(a Python or numpy integer, or a 0-d integer array)"
-    )
 
 
 def reset_options(options: Any) -> Mapping:
@@ -427,7 +404,7 @@ class raw_env(AECEnv):
         if action is None:
             raise IllegalActionError(f"{agent} must act: None is only for agents that are done")
         if type(action) is not int or not 0 <= action < NUM_ACTIONS:
-            action = action_int(action)  # IllegalActionError for anything but an action id, in either mode
+            action = action_id(action)  # IllegalActionError for anything but an action id, in either mode
         game = self.game
         try:
             result = game.apply_action(action, observe=True)  # raises on an illegal action, changing nothing

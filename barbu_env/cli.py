@@ -69,7 +69,8 @@ from .extras import MissingExtraError, require
 def check_writable(path: str | None, option: str) -> None:
     """Refuse, before any game is played, an output file (``option``'s value) that cannot
     be written: a missing folder, a folder given as the file, a file or a folder without
-    write permission. Checked without writing: nothing is created, changed or removed (a
+    write permission, a device or a pipe (a write replaces the file, and would replace
+    ``/dev/null`` itself when run as root). Checked without writing: nothing is created, changed or removed (a
     dangling symbolic link stays dangling; the file it points to is where the output will
     go, as every write follows links)."""
     if path is None:
@@ -80,6 +81,8 @@ def check_writable(path: str | None, option: str) -> None:
         reason = "it is a folder"
     elif not os.path.isdir(folder):
         reason = f"no folder {folder}"
+    elif os.path.exists(target) and not os.path.isfile(target):
+        reason = "it is not a regular file: a device or a pipe is never replaced"
     elif os.path.exists(target) and not os.access(target, os.W_OK):
         reason = "the file is read-only"
     elif not os.access(folder, os.W_OK | os.X_OK):  # the new file is made there, then renamed over the old

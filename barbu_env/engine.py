@@ -47,9 +47,10 @@ decision is a turn, even a forced one.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -82,6 +83,30 @@ _EPISODE_NAMES = {hands: name for name, hands in EPISODE_HANDS.items()}
 
 class IllegalActionError(ValueError):
     """An action that is not legal in the current state. The state is left unchanged."""
+
+
+def action_id(action: Any) -> int:
+    """``action`` as an int if it is an action id: an integer 0..84 (a Python or numpy
+    integer, a 0-d integer array: what ``operator.index`` takes; not a bool); else
+    ``IllegalActionError`` naming it (in at most 40 characters).
+
+    >>> action_id(np.int64(52)), action_id(np.array(52))
+    (52, 52)
+    >>> action_id(np.array([52]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    barbu_env.engine.IllegalActionError: action array([52]) is not an action id: an integer 0..84 ...
+    """
+    try:
+        if not isinstance(action, (bool, np.bool_)) and 0 <= (number := operator.index(action)) < NUM_ACTIONS:
+            return number
+    except TypeError:
+        pass
+    from .files import quote
+
+    raise IllegalActionError(
+        f"action {quote(action)} is not an action id: an integer 0..{NUM_ACTIONS - 1} "
+        "(a Python or numpy integer, or a 0-d integer array)"
+    )
 
 
 class DealError(ValueError):

@@ -7,7 +7,8 @@ that fails (a full disk, a file-size limit, no permission, an interrupt) leaves 
 file exactly as it was, removes the temporary file, and raises :class:`OutputError`, an
 ``OSError`` whose message is one line naming the file. A target that is a symbolic link is
 written where the link points (as ``open(path, "w")`` would), so a link is never replaced
-by a file; a new file gets the permissions ``open`` would give it, a replaced file keeps
+by a file; a target that is a device or a pipe (``/dev/null``, a FIFO) is refused, never
+replaced; a new file gets the permissions ``open`` would give it, a replaced file keeps
 its own.
 
 Reading. :func:`read_bytes` and :func:`read_text` read a file a stranger may hand over (a
@@ -100,6 +101,8 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
     target = _target(path)
     if target.is_dir():
         raise OutputError(f"cannot write {shown}: it is a folder")
+    if target.exists() and not target.is_file():  # renamed over, a device or a pipe would be replaced by a file
+        raise OutputError(f"cannot write {shown}: it is not a regular file (a device or a pipe is never replaced)")
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f"{target.suffix}.tmp", dir=target.parent)
     except OSError as e:

@@ -58,7 +58,6 @@ constraints.txt -e ".[openspiel]"`` in a clone).
 from __future__ import annotations
 
 import dataclasses
-import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -68,7 +67,7 @@ from . import _kernels as K
 from .actions import NUM_ACTIONS, action_text
 from .cards import FULL_DECK, NUM_CARDS, RANK_NAMES, SUIT_NAMES, card_text, cards_of, hand_text
 from .constants import CARDS_PER_HAND, CONTRACT_NAMES, EPISODE_HANDS, NUM_CONTRACTS, NUM_PLAYERS, Phase
-from .engine import BarbuState, IllegalActionError, contract_total, episode_hands
+from .engine import BarbuState, action_id, contract_total, episode_hands
 from .extras import require
 from .observation import INFO_DIM, INFO_OFFSETS, OBS_DIM, OFFSETS
 from .rules import Rules, RulesError, load_rules, preset_names
@@ -350,7 +349,7 @@ class BarbuSpielState(pyspiel.State):
         numpy integer, a 0-d integer array) of 0..84; anything else is ``IllegalActionError``
         naming it, before OpenSpiel sees it."""
         if type(action) is not int or not 0 <= action < NUM_ACTIONS:
-            action = _action_id(action)
+            action = action_id(action)
         super().apply_action(action)
 
     # -------------------------------------------------------------- the API
@@ -520,21 +519,6 @@ class BarbuSpielState(pyspiel.State):
             return c
         resample_engine(core.engine, p, rng)
         return c
-
-
-def _action_id(action: Any) -> int:
-    """``action`` as an int 0..84, or ``IllegalActionError`` naming it (40 characters at most)."""
-    try:
-        if not isinstance(action, (bool, np.bool_)) and 0 <= (number := operator.index(action)) < NUM_ACTIONS:
-            return number
-    except TypeError:
-        pass
-    from .files import quote
-
-    raise IllegalActionError(
-        f"action {quote(action)} is not an action id: an integer 0..{NUM_ACTIONS - 1} (a Python or numpy integer, "
-        "or a 0-d integer array)"
-    )
 
 
 def resample_engine(state: BarbuState, seat: int, rng: np.random.Generator) -> None:

@@ -144,3 +144,15 @@ def test_safe_yaml_refuses_recursive_aliases_and_bad_yaml_in_one_line():
     with pytest.raises(InputError, match=r"config c.yaml is not valid YAML: .*\(line 2, column 2\)") as e:
         safe_yaml("a: [1,\nb", "config c.yaml")
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to a fifo"])
+def test_a_write_never_replaces_a_pipe_or_a_device(tmp_path, kind):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    target = fifo if kind == "fifo" else tmp_path / "link"
+    if kind != "fifo":
+        target.symlink_to(fifo)
+    with pytest.raises(OutputError, match="is not a regular file"):
+        write_text(target, "x")
+    assert fifo.is_fifo() and list(tmp_path.glob(".*tmp")) == []
