@@ -627,10 +627,11 @@ def _run_serve(args: argparse.Namespace) -> int:
     require("fastapi", "web", "barbu serve")
     require("uvicorn", "web", "barbu serve")
     from .agents import split_agent_specs
-    from .web.server import create_app, serve
+    from .web.server import create_app, serve, uvicorn_config
 
     specs = _trusted(split_agent_specs(args.agents), args.trust_pickled)
     app = create_app(specs, rules=args.rules, seed=args.seed)
+    uvicorn_config(app, args.host, args.port)  # a file limit too low for the connection cap: refused before the address
     print(f"Barbu table at http://{args.host}:{args.port}/  (replays: http://{args.host}:{args.port}/replay)")
     serve(app, host=args.host, port=args.port)
     return 0

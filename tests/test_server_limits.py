@@ -341,3 +341,17 @@ def test_many_connections_and_no_descriptors_left_make_one_line_per_interval(tmp
         _, log = proc.communicate(timeout=30)
     assert answered == [200] * 5
     assert "Traceback" not in log and len(log.splitlines()) <= 10, log[:2000]
+
+
+def test_barbu_serve_refuses_a_too_low_file_limit_in_one_line_before_it_announces_an_address():
+    code = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (100, 100))\n"
+        "from barbu_env.cli import main\n"
+        "sys.exit(main(['serve', '--port', '8799']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert done.stdout == ""  # no "Barbu table at ..." for a server that never starts
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()]
+    assert "may open only 100 files (ulimit -n)" in done.stderr
