@@ -32,7 +32,7 @@ import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
 
 def _shown(value: object, width: int = 40) -> str:
@@ -188,6 +188,14 @@ def valid(command: str, option: str) -> str:
     return FLAGS[(command, option)].describe()
 
 
+def add_number(parser: argparse.ArgumentParser, command: str, option: str, help: str, **kwargs: Any) -> None:
+    """Add ``command``'s numeric ``option`` to ``parser``: its type and its valid values
+    from ``FLAGS`` (named once), ``{valid}`` in ``help`` replaced by the values in words."""
+    parser.add_argument(
+        option, type=number(command, option), help=help.replace("{valid}", valid(command, option)), **kwargs
+    )
+
+
 def ranges_table(rows: dict[tuple[str, str], Range], heads: tuple[str, str]) -> str:
     """``rows`` as a Markdown table (the docs pages show ``FLAGS`` and ``AGENT_PARAMS`` so)."""
     lines = [f"| {heads[0]} | {heads[1]} | valid values | bounded by |", "|---|---|---|---|"]
@@ -263,6 +271,7 @@ __all__ = [
     "FLAGS",
     "OneLineParser",
     "Range",
+    "add_number",
     "agent_params_table",
     "flags_table",
     "nonnegative_int",

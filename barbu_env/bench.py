@@ -84,7 +84,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .argtypes import OneLineParser, number, valid
+from .argtypes import OneLineParser, add_number
 from .engine import BarbuState
 from .extras import require
 from .files import write_text
@@ -665,40 +665,26 @@ def format_table(results: list[Measurement]) -> str:
 
 def parse_args(argv: list[str] | None = None, prog: str = "python -m barbu_env.bench") -> argparse.Namespace:
     p = OneLineParser(prog=prog, description=__doc__.split("\n\n")[0])
-    p.add_argument(
-        "--seconds",
-        type=number("bench", "--seconds"),
-        default=5.0,
-        help=f"time budget per subject, {valid('bench', '--seconds')} (default 5)",
-    )
-    p.add_argument(
-        "--games",
-        type=number("bench", "--games"),
-        default=None,
-        help=f"play exactly this many games per subject instead, {valid('bench', '--games')}",
-    )
+    add_number(p, "bench", "--seconds", "time budget per subject, {valid} (default 5)", default=5.0)
+    add_number(p, "bench", "--games", "play exactly this many games per subject instead, {valid}", default=None)
     p.add_argument("--rules", default="standard", choices=preset_names(), help="Barbu rules preset (default standard)")
-    p.add_argument(
-        "--seed",
-        type=number("bench", "--seed"),
-        default=0,
-        help=f"seed of the deals and the random players, {valid('bench', '--seed')} (default 0)",
-    )
-    p.add_argument(
+    add_number(p, "bench", "--seed", "seed of the deals and the random players, {valid} (default 0)", default=0)
+    add_number(
+        p,
+        "bench",
         "--batch",
-        type=number("bench", "--batch"),
+        f"games stepped together by the batched engine, {{valid}} (default {DEFAULT_BATCH})",
         default=DEFAULT_BATCH,
         metavar="B",
-        help=f"games stepped together by the batched engine, {valid('bench', '--batch')} (default {DEFAULT_BATCH})",
     )
     pin = p.add_mutually_exclusive_group()
-    pin.add_argument(
+    add_number(
+        pin,
+        "bench",
         "--pin-core",
-        type=number("bench", "--pin-core"),
+        "pin the process to this core, {valid}, one it may use (default: the highest-numbered allowed core)",
         default=None,
         metavar="CORE",
-        help=f"pin the process to this core, {valid('bench', '--pin-core')}, one it may use (default: the "
-        "highest-numbered allowed core)",
     )
     pin.add_argument("--no-pin", action="store_true", help="do not pin the process to a core")
     p.add_argument(
@@ -706,21 +692,15 @@ def parse_args(argv: list[str] | None = None, prog: str = "python -m barbu_env.b
         action="store_true",
         help="time with this process's CPU time instead of wall time (for a busy machine)",
     )
-    p.add_argument(
+    add_number(
+        p,
+        "bench",
         "--pimc-games",
-        type=number("bench", "--pimc-games"),
+        f"games for the pimc search agent's figures, {{valid}} (default {DEFAULT_PIMC_GAMES}; 0 leaves it out)",
         default=DEFAULT_PIMC_GAMES,
         metavar="K",
-        help=f"games for the pimc search agent's figures, {valid('bench', '--pimc-games')} (default "
-        f"{DEFAULT_PIMC_GAMES}; 0 leaves it out)",
     )
-    p.add_argument(
-        "--pimc-worlds",
-        type=number("bench", "--pimc-worlds"),
-        default=32,
-        metavar="W",
-        help=f"pimc's worlds per decision, {valid('bench', '--pimc-worlds')} (default 32)",
-    )
+    add_number(p, "bench", "--pimc-worlds", "pimc's worlds per decision, {valid} (default 32)", default=32, metavar="W")
     p.add_argument("--json", metavar="PATH", help="also write the figures and machine info to this JSON file")
     return p.parse_args(argv)
 

@@ -38,7 +38,7 @@ import gymnasium
 import numpy as np
 
 from . import GYM_ENV_ID
-from .argtypes import VECTOR_BENCH, OneLineParser, number, valid
+from .argtypes import VECTOR_BENCH, OneLineParser, add_number
 from .bench import machine_info
 
 #: The subjects, in the order they run.
@@ -106,30 +106,20 @@ def format_table(results: list[Measurement]) -> str:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = OneLineParser(prog="python -m barbu_env.bench_vector_env", description=__doc__.split("\n")[0])
-    p.add_argument(
-        "--seconds",
-        type=number(VECTOR_BENCH, "--seconds"),
-        default=5.0,
-        help=f"wall time per subject, {valid(VECTOR_BENCH, '--seconds')} (default 5)",
-    )
-    p.add_argument(
-        "--envs",
-        type=number(VECTOR_BENCH, "--envs"),
-        default=256,
-        help=f"N of the vector entry point and sync, {valid(VECTOR_BENCH, '--envs')} (default 256)",
-    )
-    p.add_argument(
+    add_number(p, VECTOR_BENCH, "--seconds", "wall time per subject, {valid} (default 5)", default=5.0)
+    add_number(p, VECTOR_BENCH, "--envs", "N of the vector entry point and sync, {valid} (default 256)", default=256)
+    add_number(
+        p,
+        VECTOR_BENCH,
         "--async-envs",
-        type=number(VECTOR_BENCH, "--async-envs"),
+        "N (worker processes) of AsyncVectorEnv, {valid}; 0 leaves it out (default: the number of cores)",
         default=min(os.cpu_count() or 1, 1024),
-        help=f"N (worker processes) of AsyncVectorEnv, {valid(VECTOR_BENCH, '--async-envs')}; 0 leaves it out "
-        "(default: the number of cores)",
     )
     p.add_argument(
         "--opponents", default="heuristic,random", help="comma-separated opponent names (default heuristic,random)"
     )
     p.add_argument("--episode", default="game", choices=["game", "round", "hand"], help="episode (default game)")
-    p.add_argument("--seed", type=number(VECTOR_BENCH, "--seed"), default=0, help=valid(VECTOR_BENCH, "--seed"))
+    add_number(p, VECTOR_BENCH, "--seed", "{valid}", default=0)
     return p.parse_args(argv)
 
 

@@ -60,7 +60,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 
 from . import __version__
-from .argtypes import OneLineParser, number, port, positive_float, valid
+from .argtypes import OneLineParser, add_number, port, positive_float, valid
 from .extras import MissingExtraError, require
 
 # ---------------------------------------------------------------------- eval
@@ -140,30 +140,21 @@ def _add_eval(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar="N",
         help=f"games to play, rounded up to a multiple of 4: {valid('eval', '--games')} (default 100)",
     )
-    p.add_argument(
-        "--seed",
-        type=number("eval", "--seed"),
-        default=0,
-        help=f"tournament seed: deals and agent seeds, {valid('eval', '--seed')} (default 0)",
-    )
+    add_number(p, "eval", "--seed", "tournament seed: deals and agent seeds, {valid} (default 0)", default=0)
     p.add_argument(
         "--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file (default standard)"
     )
     p.add_argument("--out", metavar="FILE.json", help="write the results as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw the per-contract comparison (matplotlib)")
     p.add_argument("--records", metavar="DIR", help="save game records (JSON) in DIR: every game, or --record-games")
-    p.add_argument(
-        "--record-games",
-        type=number("eval", "--record-games"),
-        metavar="K",
-        help=f"with --records: save only the first K games, {valid('eval', '--record-games')}",
-    )
-    p.add_argument(
+    add_number(p, "eval", "--record-games", "with --records: save only the first K games, {valid}", metavar="K")
+    add_number(
+        p,
+        "eval",
         "--workers",
-        type=number("eval", "--workers"),
+        "worker processes, {valid} (default: one per CPU; 1 plays in this process)",
         default=None,
         metavar="W",
-        help=f"worker processes, {valid('eval', '--workers')} (default: one per CPU; 1 plays in this process)",
     )
     _add_device(p)
     _add_trust(p)
@@ -305,12 +296,7 @@ def _add_league(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help=f"games per format of each pairing, rounded up to a multiple of 4: {valid('league', '--games')} "
         "(default 100)",
     )
-    p.add_argument(
-        "--seed",
-        type=number("league", "--seed"),
-        default=0,
-        help=f"league seed: the deals of every tournament, {valid('league', '--seed')} (default 0)",
-    )
+    add_number(p, "league", "--seed", "league seed: the deals of every tournament, {valid} (default 0)", default=0)
     p.add_argument(
         "--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file (default standard)"
     )
@@ -323,13 +309,13 @@ def _add_league(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="play everything and cache nothing")
     p.add_argument("--out", metavar="FILE.json", help="write the league as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw the margin matrix as a heatmap (matplotlib)")
-    p.add_argument(
+    add_number(
+        p,
+        "league",
         "--workers",
-        type=number("league", "--workers"),
+        "worker processes per tournament, {valid} (default: one per CPU; 1 plays in this process)",
         default=None,
         metavar="W",
-        help=f"worker processes per tournament, {valid('league', '--workers')} (default: one per CPU; 1 plays in "
-        "this process)",
     )
     _add_device(p)
     _add_trust(p)
@@ -384,13 +370,7 @@ def _add_replay(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "hand result and the final scores come out as recorded, and print the game hand by hand.",
     )
     p.add_argument("file", metavar="FILE", help="a game record (JSON), e.g. from barbu eval --records")
-    p.add_argument(
-        "--hand",
-        type=number("replay", "--hand"),
-        action="append",
-        metavar="N",
-        help=f"print only hand N, {valid('replay', '--hand')}; repeatable",
-    )
+    add_number(p, "replay", "--hand", "print only hand N, {valid}; repeatable", action="append", metavar="N")
     p.add_argument("--no-check", action="store_true", help="print without replaying through the environment first")
     p.add_argument(
         "--video",
@@ -473,19 +453,8 @@ def _add_play(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "(default human,heuristic,heuristic,heuristic)",
     )
     p.add_argument("--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file")
-    p.add_argument(
-        "--seed",
-        type=number("play", "--seed"),
-        default=None,
-        help=f"seed of the deals and the agents, {valid('play', '--seed')} (default: random)",
-    )
-    p.add_argument(
-        "--hands",
-        type=number("play", "--hands"),
-        default=None,
-        metavar="N",
-        help=f"play only the first N hands, {valid('play', '--hands')}",
-    )
+    add_number(p, "play", "--seed", "seed of the deals and the agents, {valid} (default: random)", default=None)
+    add_number(p, "play", "--hands", "play only the first N hands, {valid}", default=None, metavar="N")
     p.add_argument("--record", metavar="FILE.json", help="save the game record here")
     _add_trust(p)
     return p
@@ -609,12 +578,7 @@ def _add_serve(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "human,heuristic,heuristic,heuristic",
     )
     p.add_argument("--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file")
-    p.add_argument(
-        "--seed",
-        type=number("serve", "--seed"),
-        default=None,
-        help=f"seed of the games' deals and agents, {valid('serve', '--seed')} (default: random)",
-    )
+    add_number(p, "serve", "--seed", "seed of the games' deals and agents, {valid} (default: random)", default=None)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument(
         "--port", type=port, default=8000, help=f"port, {valid('serve', '--port')} (default 8000; 0: any free port)"
