@@ -80,6 +80,15 @@ def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> 
     return layer
 
 
+def gumbel_argmax(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """The argmax of ``logits`` plus the Gumbel noise ``-log(-log u)`` of uniforms ``u`` in
+    [0, 1) (overwritten). A ``u`` of exactly 0, which ``torch.rand`` can draw, is taken as
+    the smallest positive float, so that its noise stays finite and a row's only legal
+    action is never outranked by a masked one."""
+    u.clamp_(min=torch.finfo(u.dtype).tiny)
+    return (logits - u.log_().neg_().log_()).argmax(dim=-1)
+
+
 class MaskedCategorical:
     """A categorical distribution over the legal actions only."""
 
@@ -101,7 +110,7 @@ class MaskedCategorical:
         actions whatever device the network computes on)."""
         device = generator.device if generator is not None else self.logits.device
         u = torch.rand(self.logits.shape, generator=generator, device=device).to(self.logits.device)
-        return (self.logits - u.log_().neg_().log_()).argmax(dim=-1)
+        return gumbel_argmax(self.logits, u)
 
     def mode(self) -> torch.Tensor:
         return self.logits.argmax(dim=-1)

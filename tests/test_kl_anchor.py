@@ -132,3 +132,14 @@ def test_a_kl_coefficient_without_an_anchor_and_an_anchor_that_is_not_a_checkpoi
     bad.write_bytes(b"not a checkpoint")
     with pytest.raises(config.ConfigError, match="kl_anchor: .*not a barbu checkpoint"):
         config.prepare(config.Args(kl_anchor=str(bad)))  # checked even with kl_coef 0: a typo is caught
+
+
+def test_a_uniform_draw_of_exactly_zero_never_picks_a_masked_action():
+    from models.policy import gumbel_argmax
+
+    masks = torch.zeros(3, 85, dtype=torch.bool)
+    masks[:, 40] = True  # one legal action a row
+    logits = MaskedCategorical(torch.randn(3, 85), masks).logits
+    u = torch.rand(3, 85)
+    u[:, 40] = 0.0  # torch.rand's smallest draw, at the legal action
+    assert gumbel_argmax(logits, u).tolist() == [40, 40, 40]
