@@ -9,10 +9,10 @@ import os
 
 #: module -> the library it needs
 _OPTIONAL_MODULES = {
-    "barbu_env/openspiel.py": "pyspiel",
-    "barbu_env/rllib_env.py": "ray.rllib",
-    "training/rllib_ppo.py": "ray.rllib",
-    "training/torchrl_ppo.py": "torchrl",
+    "barbu_env/envs/openspiel.py": "pyspiel",
+    "barbu_env/envs/rllib_env.py": "ray.rllib",
+    "examples/rllib_ppo.py": "ray.rllib",
+    "examples/torchrl_ppo.py": "torchrl",
 }
 
 

@@ -2,7 +2,7 @@
 
 ``from barbu_env import barbu_v1; env = barbu_v1.env(rules="standard")``: ``env`` and
 ``raw_env`` are ``barbu_env.env`` and ``barbu_env.raw_env`` (documented in
-``barbu_env/aec.py``, with the version history); ``raw_env.metadata["name"]`` is
+``barbu_env/envs/aec.py``, with the version history); ``raw_env.metadata["name"]`` is
 ``"barbu_v1"``. The single-agent Gymnasium form is ``gymnasium.make("Barbu-v1")``.
 
 ``parallel_env(**kwargs)`` is the same game through PettingZoo's parallel API:
@@ -24,7 +24,7 @@ from typing import Any
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
-from .aec import env, raw_env
+from .envs.aec import env, raw_env
 
 __all__ = ["env", "parallel_env", "raw_env"]
 

@@ -52,7 +52,7 @@ html_static_path: list[str] = []
 # Inherited docstrings (Gymnasium's, PettingZoo's) are in their projects' own styles: show ours only.
 autodoc_inherit_docstrings = False
 # Annotations written as strings under TYPE_CHECKING, resolved to the one class they name.
-autodoc_type_aliases = {"Args": "training.config.Args"}
+autodoc_type_aliases = {"Args": "barbu_training.config.Args"}
 
 
 class DocstringSectionsAreLocal(Transform):

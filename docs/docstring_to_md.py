@@ -5,7 +5,7 @@ The environments' module docstrings are their documentation (PettingZoo classic'
 habit): reStructuredText with tables, parsed here by docutils and written as GitHub
 Markdown between two markers in the page::
 
-    <!-- docstring: barbu_env.aec -->
+    <!-- docstring: barbu_env.envs.aec -->
     ...generated...
     <!-- end docstring -->
 

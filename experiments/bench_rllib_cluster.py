@@ -3,7 +3,7 @@
 Needs the ``rllib`` extra: ``pip install -c constraints.txt -e ".[rllib]"``.
 
 Each set-up is a ``ray.cluster_utils.Cluster`` started on this machine for the run of
-``training/rllib_ppo.py`` (same arguments, ``--env-runner-resource``) that joins it:
+``examples/rllib_ppo.py`` (same arguments, ``--env-runner-resource``) that joins it:
 
 =========  ===========================================================================
 one node   a head node offering the env runners' resource: the driver (and its
@@ -36,8 +36,8 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from barbu_env.files import write_text
-from training.config import add_field_flags
+from barbu_env.util.files import write_text
+from barbu_training.config import add_field_flags
 
 #: The custom resource of the nodes that take env runners (one unit per runner).
 ENV_RUNNER_RESOURCE = "barbu_env_runner"
@@ -75,7 +75,7 @@ def run(args: Args, two_nodes: bool, out: Path) -> dict:
     runner) and ``load_average`` (1 min, when the run started)."""
     from ray.cluster_utils import Cluster
 
-    from training import rllib_ppo
+    from examples import rllib_ppo
 
     runner_node = {"num_cpus": args.num_env_runners, "resources": {ENV_RUNNER_RESOURCE: args.num_env_runners}}
     head_node = {"num_cpus": args.num_env_runners, "include_dashboard": False}

@@ -1,6 +1,6 @@
 """Training throughput of ``barbu train``: decisions per second of the rollouts and overall.
 
-Runs the real trainer (``training.ppo.train``) on a training config for a number of
+Runs the real trainer (``barbu_training.ppo.train``) on a training config for a number of
 decisions, with the evaluations turned off, and prints decisions per second of:
 
 * ``rollouts``: playing the games on the batched engine, the policy's inference (and the
@@ -30,14 +30,14 @@ import os
 import platform
 import tempfile
 
-from barbu_env.files import write_text
+from barbu_env.util.files import write_text
 
 
 def measure(config: str, decisions: int, imitation: bool, run_dir: str, overrides: dict | None = None) -> dict:
     """Train on ``config`` (with ``overrides``) for ``decisions`` (whole rollouts, so a
     little more) in ``run_dir``, without evaluations; the trainer's own timing of its
     rollouts and updates."""
-    from training.ppo import load_args, train
+    from barbu_training.ppo import load_args, train
 
     fixed = {
         "run_dir": run_dir,
@@ -74,7 +74,7 @@ def parse_compare(text: str) -> list[dict]:
     as YAML, then checked against the field's type by the trainer)."""
     import yaml
 
-    from training.config import Args
+    from barbu_training.config import Args
 
     field, sep, values = text.partition("=")
     field = field.strip().replace("-", "_")

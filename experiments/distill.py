@@ -27,7 +27,7 @@ arguments and figures), playable as ``barbu eval --agents <out>/distilled.pt,pim
 
 An experiment, not installed: it runs from a checkout (``python -m experiments.distill``),
 and what it measured (agreement rose, play got worse) is in ``experiments/README.md``.
-The games are played by ``barbu_env.driver.play`` (forced decisions without asking).
+The games are played by ``barbu_env.game.driver.play`` (forced decisions without asking).
 """
 
 from __future__ import annotations
@@ -46,14 +46,14 @@ from tqdm import tqdm
 
 from barbu_env.agents import ask, make_agent
 from barbu_env.agents.pretrained import checkpoint_path
-from barbu_env.constants import Phase
-from barbu_env.driver import play
-from barbu_env.files import write_text
-from barbu_env.vector import VectorBarbu
-from models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
-from training.config import add_field_flags
-from training.expert import KINDS, decision_kind
-from training.policy_agent import PolicyAgent
+from barbu_env.game.constants import Phase
+from barbu_env.game.driver import play
+from barbu_env.game.vector import VectorBarbu
+from barbu_env.util.files import write_text
+from barbu_models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
+from barbu_training.config import add_field_flags
+from barbu_training.expert import KINDS, decision_kind
+from barbu_training.policy_agent import PolicyAgent
 
 
 @dataclass

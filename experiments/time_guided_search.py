@@ -21,8 +21,8 @@ import numpy as np
 def measure(games: int, seed: int) -> dict:
     """Play ``games`` games from ``seed`` with ``pimc-ppo`` at seat 0; its timing and counts."""
     from barbu_env.agents import make_agent
-    from barbu_env.driver import play
-    from barbu_env.vector import VectorBarbu
+    from barbu_env.game.driver import play
+    from barbu_env.game.vector import VectorBarbu
 
     search = make_agent("pimc-ppo", seed=seed)
     net = make_agent("ppo-finetuned")

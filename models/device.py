@@ -12,9 +12,9 @@ device(type='cpu')
 
 from __future__ import annotations
 
-from barbu_env.extras import needs
+from barbu_env.util.extras import needs
 
-with needs("train", "models.device"):  # one line if the extra is missing
+with needs("train", "barbu_models.device"):  # one line if the extra is missing
     import torch
 
 #: What a device setting may say.

@@ -1,6 +1,6 @@
 """A masked actor-critic for Barbu observations (torch only).
 
-The observation (``barbu_env/observation.py``) starts with 18 card rows of 52 values
+The observation (``barbu_env/game/observation.py``) starts with 18 card rows of 52 values
 (``NUM_CARD_ROWS``: hand, the trick by seat, cards played by seat, cards taken by seat,
 Domino playable cards, cards each seat is known not to hold) followed by the small
 public fields. Each card row gets its own linear encoder
@@ -32,14 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from barbu_env.extras import needs
-from barbu_env.files import quote, replacing
+from barbu_env.util.extras import needs
+from barbu_env.util.files import quote, replacing
 
-with needs("train", "models.policy"):  # one line if the extra is missing
+with needs("train", "barbu_models.policy"):  # one line if the extra is missing
     import torch
     from torch import nn
 
-from models.device import resolve_device
+from barbu_models.device import resolve_device
 
 NUM_CARDS = 52
 
@@ -64,7 +64,7 @@ class PolicyConfig:
     """Length of the privileged critic input: ``obs_dim`` plus 52 per hidden hand (0: the
     value head reads the policy's trunk)."""
     obs_layout: int = 2
-    """The observation layout the network reads (``barbu_env.observation.OBS_LAYOUT``;
+    """The observation layout the network reads (``barbu_env.game.observation.OBS_LAYOUT``;
     checkpoints saved before layouts were numbered read layout 1). A checkpoint of another
     layout is refused by ``load_checkpoint``."""
 
@@ -183,7 +183,7 @@ class BarbuActorCritic(nn.Module):
         return self.policy_head(h), value
 
     def distribution(self, obs: torch.Tensor, mask: torch.Tensor) -> MaskedCategorical:
-        """The masked policy (acting needs no critic: ``training.policy_agent.PolicyAgent``
+        """The masked policy (acting needs no critic: ``barbu_training.policy_agent.PolicyAgent``
         plays a network as an agent)."""
         return MaskedCategorical(self.policy_head(self.features(obs)), mask)
 
@@ -236,7 +236,7 @@ def save_checkpoint(path: str | Path, model: BarbuActorCritic, **extra: Any) -> 
     """The weights with the config that rebuilds them, and any plain extras (optimizer
     state, training config, step counters). Every tensor is saved on the CPU, whatever
     device the model or the optimizer is on, so the checkpoint loads anywhere. The file is
-    replaced whole or not at all (``barbu_env.files.replacing``): a failed save leaves the
+    replaced whole or not at all (``barbu_env.util.files.replacing``): a failed save leaves the
     old checkpoint as it was and is an ``OutputError`` naming the file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -251,7 +251,7 @@ def save_checkpoint(path: str | Path, model: BarbuActorCritic, **extra: Any) -> 
 
 
 #: The largest network a checkpoint or a training config may ask for: each size field's
-#: ``(lowest, highest)`` (``training.config.VALID`` takes its ranges from here).
+#: ``(lowest, highest)`` (``barbu_training.config.VALID`` takes its ranges from here).
 SIZE_LIMITS = {"hidden": (1, 8192), "layers": (1, 64), "card_embed": (1, 1024)}
 
 
@@ -324,7 +324,7 @@ def check_weights(state_dict: Any, expected: dict[str, tuple[int, ...]], where: 
 
 
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tuple[BarbuActorCritic, dict[str, Any]]:
-    """The network, on ``device`` (``models.device.resolve_device``: ``cpu``, ``auto``,
+    """The network, on ``device`` (``barbu_models.device.resolve_device``: ``cpu``, ``auto``,
     ``cuda``, ``cuda:N``, ``mps``), and the checkpoint's other contents, on the CPU;
     ``weights_only=True``, so a checkpoint cannot run code. The network's config is checked
     (``checked_config``: sizes within ``SIZE_LIMITS``, today's observation layout) and its

@@ -4,7 +4,7 @@
 (``oracle.engine.BarbuState`` and ``oracle.observation.ObservationEncoder``) and, with the
 same deals and the same actions, through every level of the product users touch:
 
-* ``barbu_env.engine.BarbuState``, driven directly: seat to act, phase and legal mask at
+* ``barbu_env.game.engine.BarbuState``, driven directly: seat to act, phase and legal mask at
   every decision, the ``HandResult`` of every action (type and value of every field);
 * the AEC environment ``barbu_env.env()``: the seat to act, its observation and mask at
   every decision, then rewards, cumulative rewards (``last()``), terminations,
@@ -48,14 +48,14 @@ from oracle.observation import OBS_DIM, OFFSETS
 from oracle.observation import ObservationEncoder as OracleEncoder
 
 import barbu_env
-from barbu_env.actions import AGENTS, DOUBLE_OFFSET, NUM_ACTIONS, PASS_ACTION, mask_array
 from barbu_env.agents import make_agent
-from barbu_env.cards import NUM_CARDS, to_card
-from barbu_env.constants import CARDS_PER_HAND, CONTRACT_NAMES, NUM_HANDS, NUM_PLAYERS, Phase
-from barbu_env.engine import BarbuState as ProductState
-from barbu_env.engine import IllegalActionError
-from barbu_env.rules import Rules, load_rules
-from barbu_env.vector import VectorBarbu
+from barbu_env.game.actions import AGENTS, DOUBLE_OFFSET, NUM_ACTIONS, PASS_ACTION, mask_array
+from barbu_env.game.cards import NUM_CARDS, to_card
+from barbu_env.game.constants import CARDS_PER_HAND, CONTRACT_NAMES, NUM_HANDS, NUM_PLAYERS, Phase
+from barbu_env.game.engine import BarbuState as ProductState
+from barbu_env.game.engine import IllegalActionError
+from barbu_env.game.rules import Rules, load_rules
+from barbu_env.game.vector import VectorBarbu
 
 #: Public fields of a ``BarbuState`` compared in the deep games: every slot of the oracle's
 #: but its private cache and its Generator (which the product may use differently).

@@ -36,7 +36,7 @@ from barbu_env.agents.heuristic import (
     WEIGHTS,
     WEIGHTS_VS_DECLARER,
 )
-from barbu_env.cards import (
+from barbu_env.game.cards import (
     ACE_OF_HEARTS,
     FULL_DECK,
     HEARTS,
@@ -49,8 +49,8 @@ from barbu_env.cards import (
     SUIT_MASK,
     cards_of,
 )
-from barbu_env.constants import Contract
-from barbu_env.rules import Rules, load_rules
+from barbu_env.game.constants import Contract
+from barbu_env.game.rules import Rules, load_rules
 
 # ---------------------------------------------------------------------------- constants
 

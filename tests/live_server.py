@@ -1,6 +1,6 @@
 """An app served by uvicorn on a free port of 127.0.0.1, in a thread, for the tests that
 need real HTTP: ``with serving(app) as port: ...``, under the app's limits as ``barbu
-serve`` runs it (``barbu_env.web.server.uvicorn_config``)."""
+serve`` runs it (``barbu_env.play.web.server.uvicorn_config``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import uvicorn
 
-from barbu_env.web.server import uvicorn_config
+from barbu_env.play.web.server import uvicorn_config
 
 
 @contextmanager

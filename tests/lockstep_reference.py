@@ -3,7 +3,7 @@ kept as the reference that tests/test_tournament_vector.py compares the tourname
 one ``BarbuState`` and one ``ObservationEncoder`` per game, the games of a job stepped in
 lockstep, every live game's decision put to ``agents.act_rows`` at each step.
 
-``play_job`` is what ``barbu_env.tournament._play_job`` was; ``seed_of`` stands in for
+``play_job`` is what ``barbu_env.evaluation.tournament._play_job`` was; ``seed_of`` stands in for
 ``agent_seed`` (a test gives a wrong one to show that the comparison notices it)."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from barbu_env.actions import AGENTS, DOUBLE_OFFSET, NUM_ACTIONS, mask_array
 from barbu_env.agents import Agent, act_rows, make_agent
-from barbu_env.engine import CONTRACT_NAMES, NUM_HANDS, NUM_PLAYERS, BarbuState, IllegalActionError, Phase
-from barbu_env.observation import OBS_DIM, ObservationEncoder
-from barbu_env.records import GameRecord
-from barbu_env.rules import Rules
-from barbu_env.tournament import SEATINGS, GameData, PlayedGame, _Job, agent_seed, deal_set, seating
+from barbu_env.evaluation.records import GameRecord
+from barbu_env.evaluation.tournament import SEATINGS, GameData, PlayedGame, _Job, agent_seed, deal_set, seating
+from barbu_env.game.actions import AGENTS, DOUBLE_OFFSET, NUM_ACTIONS, mask_array
+from barbu_env.game.engine import CONTRACT_NAMES, NUM_HANDS, NUM_PLAYERS, BarbuState, IllegalActionError, Phase
+from barbu_env.game.observation import OBS_DIM, ObservationEncoder
+from barbu_env.game.rules import Rules
 
 
 def play_games(

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from barbu_env.actions import DECLARE_OFFSET, DOUBLE_OFFSET, PASS_ACTION, RANK_OFFSET, TRUMP_OFFSET
-from barbu_env.cards import FULL_DECK, RANK_LETTERS, SUIT_LETTERS, card_from_text, hand_text, mask_of
-from barbu_env.engine import (
+from barbu_env.game.actions import DECLARE_OFFSET, DOUBLE_OFFSET, PASS_ACTION, RANK_OFFSET, TRUMP_OFFSET
+from barbu_env.game.cards import FULL_DECK, RANK_LETTERS, SUIT_LETTERS, card_from_text, hand_text, mask_of
+from barbu_env.game.engine import (
     CONTRACT_NAMES,
     BarbuState,
     Contract,

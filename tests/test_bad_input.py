@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from barbu_env.cli import main
-from barbu_env.engine import BarbuState
-from barbu_env.records import GameRecord, RecordError, replay_record
-from barbu_env.rules import Rules, RulesError, load_rules, read_rules_file
+from barbu_env.cli.main import main
+from barbu_env.evaluation.records import GameRecord, RecordError, replay_record
+from barbu_env.game.engine import BarbuState
+from barbu_env.game.rules import Rules, RulesError, load_rules, read_rules_file
 
 # ---------------------------------------------------------------------- the command line
 

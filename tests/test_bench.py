@@ -1,11 +1,11 @@
-"""Smoke tests of the benchmark (barbu_env/bench.py): tiny budgets, positive figures."""
+"""Smoke tests of the benchmark (benchmarks/bench.py): tiny budgets, positive figures."""
 
 import json
 import random
 
 import numpy as np
 
-from barbu_env import bench
+from benchmarks import bench
 
 BUDGET = 0.2  # seconds per subject
 

@@ -36,7 +36,7 @@ def test_training_benchmark_measures_the_trainer(tmp_path, capsys):
 @pytest.mark.slow  # about 70 s: seven short runs, each starting its workers
 def test_bench_scale_prints_every_worker_count_the_update_and_every_training_setting(capsys):
     pytest.importorskip("ray")
-    from training import bench_scale
+    from benchmarks import bench_scale
 
     assert bench_scale.main(["--quick", "--max-workers", "2"]) == 0
     out = capsys.readouterr().out

@@ -1,6 +1,6 @@
 """What a stranger hands over cannot grow without bound, hang, or end in a traceback: an SB3
 zip bomb is refused fast and small, every numeric agent parameter and command option has a
-range checked before any work (``barbu_env.argtypes``), a pipe or ``/dev/zero`` given as a
+range checked before any work (``barbu_env.util.argtypes``), a pipe or ``/dev/zero`` given as a
 record, a league cache entry or a model is refused unread, and every environment answers a
 malformed ``reset`` option or action with its own one-line error."""
 
@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from barbu_env.argtypes import AGENT_PARAMS, FLAGS, VECTOR_BENCH, Range, agent_params_table, flags_table, valid
-from barbu_env.cli import main as barbu
-from barbu_env.engine import IllegalActionError
+from barbu_env.cli.main import main as barbu
+from barbu_env.game.engine import IllegalActionError
+from barbu_env.util.argtypes import AGENT_PARAMS, FLAGS, VECTOR_BENCH, Range, agent_params_table, flags_table, valid
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,7 +77,7 @@ MEASURE = """
 import resource, sys, time
 {prepare}
 from barbu_env.agents import make_agent
-import training.external_agents  # the loaders, imported before the baseline
+import barbu_training.external_agents  # the loaders, imported before the baseline
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()
 try:
@@ -219,7 +219,7 @@ def test_a_search_in_parts_gives_the_values_of_one_search(monkeypatch):
     """pimc rolls out its worlds x actions in parts of ROUND_SLOTS games (bounded memory):
     the values are those of a search in one part."""
     from barbu_env.agents import pimc
-    from barbu_env.engine import BarbuState
+    from barbu_env.game.engine import BarbuState
 
     state = BarbuState.new_game(rng=np.random.default_rng(3))
     rows = []
@@ -258,7 +258,7 @@ CHECKED_BY_THE_TOURNAMENT = {("eval", "--games"), ("league", "--games")}
 
 def run_command(command: str, argv: list[str], capsys) -> tuple[int, str]:
     if command == VECTOR_BENCH:
-        from barbu_env.bench_vector_env import parse_args
+        from benchmarks.bench_vector_env import parse_args
 
         try:
             parse_args(argv)
@@ -285,7 +285,7 @@ def test_an_option_outside_its_range_is_refused_in_one_line_before_any_work(comm
     assert len(lines) == 1 and "Traceback" not in err, err
     if (command, option) in CHECKED_BY_THE_TOURNAMENT:
         assert code == 1 and re.search("games must be at (most 10,000,000|least 1)", err), err
-    elif option == "--fps":  # its own parser (barbu_env.frames.check_fps), after a positive number
+    elif option == "--fps":  # its own parser (barbu_env.view.frames.check_fps), after a positive number
         assert code == 2 and re.search("argument --fps: (frames per second run from 0.1 to 50|must be a finite)", err)
     else:
         assert code == 2 and f"argument {option}: must be {FLAGS[(command, option)].describe()}" in err, err
@@ -298,7 +298,7 @@ def test_a_value_of_thousands_of_digits_is_quoted_in_a_few_dozen_characters(caps
 
 @pytest.mark.parametrize("command", sorted({c for c, _ in FLAGS}))
 def test_each_option_s_range_is_in_its_help(command, capsys):
-    from barbu_env.bench_vector_env import parse_args
+    from benchmarks.bench_vector_env import parse_args
 
     with pytest.raises(SystemExit):
         parse_args(["--help"]) if command == VECTOR_BENCH else barbu([command, "--help"])
@@ -310,8 +310,8 @@ def test_each_option_s_range_is_in_its_help(command, capsys):
 
 
 def test_the_table_s_bounds_are_those_the_library_checks():
-    from barbu_env.frames import FPS_RANGE
-    from barbu_env.tournament.schedule import MAX_GAMES
+    from barbu_env.evaluation.tournament.schedule import MAX_GAMES
+    from barbu_env.view.frames import FPS_RANGE
 
     assert FLAGS[("eval", "--games")].high == FLAGS[("league", "--games")].high == MAX_GAMES
     assert (FLAGS[("replay", "--fps")].low, FLAGS[("replay", "--fps")].high) == FPS_RANGE
@@ -345,8 +345,8 @@ def test_a_pipe_or_dev_zero_as_a_record_is_refused_unread(source, fifo, capsys, 
 
 
 def test_a_record_over_its_limit_is_refused_unread(tmp_path):
-    from barbu_env.files import InputError
-    from barbu_env.records import READ_LIMIT, GameRecord
+    from barbu_env.evaluation.records import READ_LIMIT, GameRecord
+    from barbu_env.util.files import InputError
 
     big = tmp_path / "big.json"
     with open(big, "wb") as f:
@@ -357,8 +357,8 @@ def test_a_record_over_its_limit_is_refused_unread(tmp_path):
 
 @pytest.mark.parametrize("source", ["fifo", "/dev/zero", "big"])
 def test_a_pipe_dev_zero_or_a_huge_file_as_a_league_cache_entry_is_played_again(source, fifo, tmp_path, no_hang):
-    from barbu_env.league import _from_cache, _key_file, cache_key
-    from barbu_env.rules import load_rules
+    from barbu_env.evaluation.league import _from_cache, _key_file, cache_key
+    from barbu_env.game.rules import load_rules
 
     specs = ["random", "heuristic", "heuristic", "heuristic"]
     key = cache_key(specs, 8, 0, load_rules("standard"))
@@ -382,7 +382,7 @@ BAD_OPTIONS = ["str", [("deals", None)], 3]
 
 
 def aec_env():
-    from barbu_env.aec import env
+    from barbu_env.envs.aec import env
 
     e = env()
     e.reset(seed=0)
@@ -393,7 +393,7 @@ def aec_env():
 def test_reset_options_that_are_no_mapping_are_each_env_s_type_error(options):
     import gymnasium
 
-    from barbu_env.vector_gym import BarbuGymVectorEnv, BarbuVectorEnv
+    from barbu_env.envs.vector_gym import BarbuGymVectorEnv, BarbuVectorEnv
 
     envs = [
         aec_env(),
@@ -408,7 +408,7 @@ def test_reset_options_that_are_no_mapping_are_each_env_s_type_error(options):
 
 def test_rllib_env_reset_and_step_errors_are_its_own():
     try:
-        from barbu_env.rllib_env import BarbuMultiAgentEnv
+        from barbu_env.envs.rllib_env import BarbuMultiAgentEnv
     except ImportError as e:  # ray[rllib] and all it needs (pandas, pyarrow, ...) not installed
         pytest.skip(f"RLlib cannot be imported: {e}")
     env = BarbuMultiAgentEnv()
@@ -445,7 +445,7 @@ NOT_ACTIONS = {
 @pytest.mark.parametrize("illegal_action", ["raise", "random"])
 @pytest.mark.parametrize("kind", NOT_ACTIONS)
 def test_the_aec_env_refuses_what_is_no_action_naming_it_in_either_mode(kind, illegal_action):
-    from barbu_env.aec import env as make_env
+    from barbu_env.envs.aec import env as make_env
 
     env = make_env(illegal_action=illegal_action)
     env.reset(seed=0)
@@ -483,7 +483,7 @@ def test_barbu_v1_refuses_what_is_no_action_naming_it(kind):
 
 
 def test_the_vector_env_refuses_a_ragged_or_infinite_batch_naming_it():
-    from barbu_env.vector_gym import BarbuGymVectorEnv
+    from barbu_env.envs.vector_gym import BarbuGymVectorEnv
 
     env = BarbuGymVectorEnv(2, opponents="random")
     env.reset(seed=0)
@@ -494,7 +494,7 @@ def test_the_vector_env_refuses_a_ragged_or_infinite_batch_naming_it():
 
 def test_python_barbu_refuses_what_is_no_action_naming_it():
     pytest.importorskip("pyspiel")
-    from barbu_env.openspiel import load_game
+    from barbu_env.envs.openspiel import load_game
 
     state = load_game().new_initial_state()
     while state.is_chance_node():
@@ -510,7 +510,7 @@ def test_python_barbu_refuses_what_is_no_action_naming_it():
 
 
 def test_the_record_and_model_readers_refuse_json_nested_deeply(tmp_path):
-    from barbu_env.records import GameRecord
+    from barbu_env.evaluation.records import GameRecord
 
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000)

@@ -1,4 +1,4 @@
-"""The ``barbu`` command (barbu_env/cli.py), run in-process through ``main([...])``."""
+"""The ``barbu`` command (barbu_env/cli/main.py), run in-process through ``main([...])``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from barbu_env.cli import build_parser, main
+from barbu_env.cli.main import build_parser, main
 
 
 def test_eval_prints_a_table_and_writes_json_and_a_plot(tmp_path, capsys):
@@ -137,9 +137,10 @@ def test_help_lists_the_commands(capsys):
 def test_help_does_not_import_the_heavy_modules():
     code = (
         "import sys\n"
-        "from barbu_env.cli import main\n"
+        "from barbu_env.cli.main import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('torch', 'matplotlib', 'pettingzoo', 'barbu_env.tournament') if m in sys.modules]\n"
+        "heavy = [m for m in ('torch', 'matplotlib', 'pettingzoo', 'barbu_env.evaluation.tournament')\n"
+        "         if m in sys.modules]\n"
         "print(heavy, file=sys.stderr)\n"
         "assert not heavy, heavy\n"
     )

@@ -1,7 +1,7 @@
 """Bad command lines end in one clear line, never a traceback (issue 27, item 8), and the
 rules' point switches are bounded so that no score leaves the engine's number types.
 
-The table drives ``barbu_env.cli.main`` in this process (a subprocess only where standard
+The table drives ``barbu_env.cli.main.main`` in this process (a subprocess only where standard
 input must be closed); each row is a command line, the files it needs and the reason its
 one line on stderr must give. Nothing may be printed on stdout first: a refusal comes
 before any game is played. The table's imports are only ``main``, so that it also runs
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from barbu_env.cli import main
+from barbu_env.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FOUR = "random,random,random,random"
@@ -28,8 +28,8 @@ FOUR = "random,random,random,random"
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> dict[str, str]:
     """Records and rules files the rows read: a short real record and broken copies."""
-    from barbu_env.engine import BarbuState
-    from barbu_env.records import GameRecord
+    from barbu_env.evaluation.records import GameRecord
+    from barbu_env.game.engine import BarbuState
 
     d = tmp_path_factory.mktemp("hardening")
     state = BarbuState.new_game(rng=np.random.default_rng(0), first_declarer=0)
@@ -209,7 +209,7 @@ def _run(argv: list[str], stdin_closed: bool, capsys) -> tuple[object, str, str]
     """Exit status, stdout and stderr of ``barbu ARGV``; an exception escaping ``main`` is
     a traceback on stderr, as the installed command would print it."""
     if stdin_closed:  # a subprocess: this process's standard input is pytest's
-        script = 'exec "$0" -m barbu_env.cli "$@" 0<&-'
+        script = 'exec "$0" -m barbu_env.cli.main "$@" 0<&-'
         done = subprocess.run(
             ["sh", "-c", script, sys.executable, *argv], capture_output=True, text=True, timeout=120, cwd=ROOT
         )
@@ -245,7 +245,7 @@ def test_a_bad_command_line_is_refused_on_one_line_before_anything_runs(row, fil
 def _extreme_rules(sign: int):
     """Rules with every point switch at its bound (same sign everywhere; Domino's spread at
     its widest), every pair free to redouble."""
-    from barbu_env.rules import POINTS_LIMIT, Rules
+    from barbu_env.game.rules import POINTS_LIMIT, Rules
 
     L = sign * POINTS_LIMIT
     return Rules(
@@ -263,7 +263,7 @@ def _extreme_rules(sign: int):
 
 @pytest.mark.parametrize("switch", ["no_tricks_points", "barbu_points", "no_last_two_points", "domino_scores"])
 def test_a_point_switch_beyond_its_bound_is_a_rules_error_naming_it_and_its_range(switch):
-    from barbu_env.rules import POINTS_LIMIT, Rules, RulesError, load_rules
+    from barbu_env.game.rules import POINTS_LIMIT, Rules, RulesError, load_rules
 
     tuple_size = {"no_last_two_points": 2, "domino_scores": 4}.get(switch)
     for value in (POINTS_LIMIT + 1, -(POINTS_LIMIT + 1), 2**62, 10**30):
@@ -275,9 +275,9 @@ def test_a_point_switch_beyond_its_bound_is_a_rules_error_naming_it_and_its_rang
 
 
 def test_the_bound_keeps_the_worst_game_inside_every_number_type_scores_pass_through():
-    from barbu_env import tournament
-    from barbu_env.rules import POINTS_LIMIT, SCORE_LIMIT
-    from barbu_env.vector import VectorBarbu
+    from barbu_env.evaluation import tournament
+    from barbu_env.game.rules import POINTS_LIMIT, SCORE_LIMIT
+    from barbu_env.game.vector import VectorBarbu
 
     env = VectorBarbu(1, seed=0)
     _, masks, _ = env.reset()
@@ -297,10 +297,10 @@ def test_the_worst_hand_settles_exactly_at_its_bound_through_the_kernels():
     """Seat 0 declares No Tricks holding the 13 spades (it takes every trick), every pair
     is redoubled: it settles 13 p + 3 x 2 x 13 p = 91 p, the per-hand worst case, with
     p at the bound; the kernels' float32 rewards hold it exactly."""
-    from barbu_env.engine import BarbuState
-    from barbu_env.position import Positions
-    from barbu_env.rules import POINTS_LIMIT
-    from barbu_env.vector import VectorBarbu
+    from barbu_env.game.engine import BarbuState
+    from barbu_env.game.position import Positions
+    from barbu_env.game.rules import POINTS_LIMIT
+    from barbu_env.game.vector import VectorBarbu
 
     rules = _extreme_rules(-1)
     ranks = "23456789TJQKA"
@@ -327,8 +327,8 @@ def test_the_worst_hand_settles_exactly_at_its_bound_through_the_kernels():
 
 
 def test_no_score_of_random_games_exceeds_the_bound_of_their_rules():
-    from barbu_env.engine import BarbuState
-    from barbu_env.rules import POINTS_LIMIT, Rules
+    from barbu_env.game.engine import BarbuState
+    from barbu_env.game.rules import POINTS_LIMIT, Rules
 
     rng = np.random.default_rng(27)
     for _ in range(6):
@@ -356,7 +356,7 @@ def test_no_score_of_random_games_exceeds_the_bound_of_their_rules():
 
 
 def test_a_records_names_and_metadata_print_with_control_characters_escaped(files):
-    from barbu_env.records import GameRecord, render_record
+    from barbu_env.evaluation.records import GameRecord, render_record
 
     record = GameRecord.load(files["record"])
     record.agents = ["a\x1b[2J\x1b[31mred", "b\nP9 fake seat", "c\x07", "d\u202eevil"]

@@ -1,5 +1,5 @@
 """Training configs are checked whole before anything on disk is touched: every field has a
-valid range (``training.config.VALID``), a bad value is refused with one line naming the
+valid range (``barbu_training.config.VALID``), a bad value is refused with one line naming the
 field and its range, the run folder of an earlier run stays byte for byte as it was, and a
 run whose loss or weights stop being finite stops with a clear error, its last good
 checkpoint kept."""
@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tiny_runs import tiny
 
-from barbu_env.cli import main as barbu
-from models.policy import load_checkpoint
-from training import config, ppo
+from barbu_env.cli.main import main as barbu
+from barbu_models.policy import load_checkpoint
+from barbu_training import config, ppo
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A run cheap enough to finish in a second if a bad config were let through: one game of

@@ -27,8 +27,8 @@ from scripted import (
     take_turns,
 )
 
-from barbu_env.engine import BarbuState, Contract, IllegalActionError, Phase, contract_total
-from barbu_env.rules import Rules
+from barbu_env.game.engine import BarbuState, Contract, IllegalActionError, Phase, contract_total
+from barbu_env.game.rules import Rules
 
 # ---------------------------------------------------------------------------- deals
 

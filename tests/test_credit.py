@@ -1,4 +1,4 @@
-"""The crediting rule (barbu_env/credit.py): a seat's reward runs from its decision to its
+"""The crediting rule (barbu_env/game/credit.py): a seat's reward runs from its decision to its
 next decision, or to the end of the game. Hand-built sequences with their expected
 credit, the accumulator against the pure function, and a real game."""
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import barbu_env
-from barbu_env.constants import AGENTS
-from barbu_env.credit import NO_DECISION, SeatCredit, credit_steps
+from barbu_env.game.constants import AGENTS
+from barbu_env.game.credit import NO_DECISION, SeatCredit, credit_steps
 
 
 def test_rewards_arriving_at_other_seats_steps_go_to_each_seats_latest_decision():

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scripted import SUIT_PER_SEAT, finish_hand, start
 
-from barbu_env.cards import card_from_text, parse_hand
-from barbu_env.engine import BarbuState, DealError
+from barbu_env.game.cards import card_from_text, parse_hand
+from barbu_env.game.engine import BarbuState, DealError
 
 
 def new_game(deals):
@@ -88,7 +88,7 @@ def test_deals_must_be_a_list_of_at_most_28_deals(deals):
 
 def test_a_new_game_deals_each_hand_from_one_permutation_of_the_deck_in_hand_order():
     # The reference: hand h (after those given) from the h-th rng.permutation(52), four hands of 13.
-    from barbu_env.engine import BarbuState
+    from barbu_env.game.engine import BarbuState
 
     for given in (0, 3):
         rng = np.random.default_rng(17)

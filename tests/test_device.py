@@ -14,11 +14,11 @@ import torch
 from tiny_runs import tiny
 
 from barbu_env.agents import make_agent
-from barbu_env.observation import OBS_DIM
-from models import device as device_module
-from models.device import available_devices, resolve_device
-from models.policy import BarbuActorCritic, PolicyConfig, load_checkpoint, save_checkpoint
-from training import ppo
+from barbu_env.game.observation import OBS_DIM
+from barbu_models import device as device_module
+from barbu_models.device import available_devices, resolve_device
+from barbu_models.policy import BarbuActorCritic, PolicyConfig, load_checkpoint, save_checkpoint
+from barbu_training import ppo
 
 TINY = tiny(snapshot_every=1)  # a pool snapshot each iteration
 
@@ -118,8 +118,8 @@ def test_a_training_device_that_is_not_there_fails_before_the_run_folder_is_made
 
 
 def test_rollout_opponents_with_a_network_are_built_on_the_policys_device(tmp_path, policy_file, monkeypatch):
-    from barbu_env.rules import load_rules
-    from training import rollout
+    from barbu_env.game.rules import load_rules
+    from barbu_training import rollout
 
     built = {}
 
@@ -172,7 +172,7 @@ def test_pimc_places_a_checkpoint_rollout_policy_on_its_device(policy_file, no_g
 
 
 def test_eval_device_goes_to_the_agents_that_take_one_and_plays_in_this_process(policy_file):
-    from barbu_env.cli import _on_device
+    from barbu_env.cli.main import _on_device
 
     specs = [str(policy_file), "heuristic", f"pimc:rollout={policy_file}", f"{policy_file}:device=cpu"]
     assert _on_device(specs, "cpu", None) == (specs, None)  # the default: the specs as written
@@ -190,7 +190,7 @@ def test_eval_device_goes_to_the_agents_that_take_one_and_plays_in_this_process(
 
 
 def test_eval_with_a_device_that_is_not_there_is_a_one_line_error(policy_file, no_gpu, capsys):
-    from barbu_env.cli import main
+    from barbu_env.cli.main import main
 
     agents = f"pimc:rollout={policy_file},worlds=1,random,random,random"
     assert main(["eval", "--agents", agents, "--games", "4", "--device", "cuda:3", "--no-progress"]) == 1

@@ -12,8 +12,8 @@ import torch
 
 from barbu_env.agents import ask, make_agent
 from barbu_env.agents.pretrained import checkpoint_path
-from barbu_env.rules import load_rules
-from barbu_env.tournament import play_game
+from barbu_env.evaluation.tournament import play_game
+from barbu_env.game.rules import load_rules
 from experiments import distill
 from experiments.distill import DistillArgs, collect_labels, decision_kind
 

@@ -22,7 +22,7 @@ def test_the_environment_pages_show_their_docstrings_as_written():
 
 def test_the_environment_page_has_the_observation_table_in_markdown():
     page = (ROOT / "docs" / "environment.md").read_text()
-    assert "automodule:: barbu_env.aec" not in page
+    assert "automodule:: barbu_env.envs.aec" not in page
     assert "| slice | shape | meaning |" in page and "| excluded | 4 x 52 |" in page
     assert "### Version history" in page
 

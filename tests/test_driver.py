@@ -1,16 +1,16 @@
-"""The batched play driver (``barbu_env.driver``) and the one agent protocol (``barbu_env.agents.Agent``)."""
+"""The batched play driver (``barbu_env.game.driver``) and the one agent protocol (``barbu_env.agents.Agent``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from barbu_env.actions import AGENTS
 from barbu_env.agents import Agent, act_rows, ask, make_agent
-from barbu_env.driver import Seated, play
-from barbu_env.engine import BarbuState, IllegalActionError
-from barbu_env.rules import Rules
-from barbu_env.vector import VectorBarbu
+from barbu_env.game.actions import AGENTS
+from barbu_env.game.driver import Seated, play
+from barbu_env.game.engine import BarbuState, IllegalActionError
+from barbu_env.game.rules import Rules
+from barbu_env.game.vector import VectorBarbu
 
 
 def first_legal(rows, obs, masks, seats):

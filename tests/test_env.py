@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import barbu_env
-from barbu_env.actions import AGENTS, action_text, parse_action
-from barbu_env.engine import NUM_ACTIONS, DealError, IllegalActionError
-from barbu_env.observation import OBS_DIM, STATE_DIM, decode
+from barbu_env.game.actions import AGENTS, action_text, parse_action
+from barbu_env.game.engine import NUM_ACTIONS, DealError, IllegalActionError
+from barbu_env.game.observation import OBS_DIM, STATE_DIM, decode
 
 GOLDEN = sorted((Path(__file__).parent / "data" / "golden").glob("*.json"))
 

@@ -16,17 +16,17 @@ from integration_extras import require
 from pettingzoo.test import api_test
 
 import barbu_env
-from barbu_env import _kernels as K
-from barbu_env.actions import AGENTS, DOUBLE_OFFSET
-from barbu_env.cards import card_text
-from barbu_env.constants import EPISODE_HANDS, HANDS_PER_DECLARER, NUM_HANDS, NUM_PLAYERS, Phase
-from barbu_env.engine import BarbuState, contract_total
-from barbu_env.gym_env import BarbuGymEnv
-from barbu_env.observation import OFFSETS
-from barbu_env.position import Positions
-from barbu_env.rules import load_rules
-from barbu_env.vector import VectorBarbu
-from barbu_env.vector_gym import BarbuVectorEnv
+from barbu_env.envs.gym_env import BarbuGymEnv
+from barbu_env.envs.vector_gym import BarbuVectorEnv
+from barbu_env.game import _kernels as K
+from barbu_env.game.actions import AGENTS, DOUBLE_OFFSET
+from barbu_env.game.cards import card_text
+from barbu_env.game.constants import EPISODE_HANDS, HANDS_PER_DECLARER, NUM_HANDS, NUM_PLAYERS, Phase
+from barbu_env.game.engine import BarbuState, contract_total
+from barbu_env.game.observation import OFFSETS
+from barbu_env.game.position import Positions
+from barbu_env.game.rules import load_rules
+from barbu_env.game.vector import VectorBarbu
 
 PRESETS = ("standard", "classic", "rotating", "declarer_only")
 SHORT = ("round", "hand")  # the modes shorter than the game
@@ -330,7 +330,7 @@ def test_the_gymnasium_vector_env_ends_each_episode_after_its_hands():
 
 def test_the_rllib_env_takes_the_episode_from_its_config():
     require("ray.rllib")
-    from barbu_env.rllib_env import BarbuMultiAgentEnv
+    from barbu_env.envs.rllib_env import BarbuMultiAgentEnv
 
     env = BarbuMultiAgentEnv({"episode": "round"})
     obs, _ = env.reset(seed=3)
@@ -352,8 +352,8 @@ def test_the_rllib_env_takes_the_episode_from_its_config():
 
 def test_the_trainer_collects_one_hand_episodes_when_its_config_asks():
     torch = pytest.importorskip("torch")
-    from models.policy import BarbuActorCritic
-    from training import config, ppo, rollout
+    from barbu_models.policy import BarbuActorCritic
+    from barbu_training import config, ppo, rollout
 
     args = config.load_args(
         overrides={"num_games": 4, "opp_self": 1.0, "opp_pool": 0.0, "opp_baselines": 0.0, "episode": "hand"}
@@ -379,7 +379,7 @@ def test_the_trainer_collects_one_hand_episodes_when_its_config_asks():
 
 def test_the_trainers_episode_field_is_a_flag_and_defaults_to_the_game():
     pytest.importorskip("torch")
-    from training import config
+    from barbu_training import config
 
     assert config.Args().episode == "game"
     assert config.build_parser().parse_args(["--episode", "round"]).episode == "round"

@@ -13,9 +13,9 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from barbu_env import tournament
-from barbu_env.cli import main
-from barbu_env.tournament import MAX_GAMES, check_games, evaluate, schedule
+from barbu_env.cli.main import main
+from barbu_env.evaluation import tournament
+from barbu_env.evaluation.tournament import MAX_GAMES, check_games, evaluate, schedule
 
 FOUR = "random,random,random,random"
 EVAL = ["eval", "--agents", FOUR, "--no-progress"]
@@ -50,7 +50,7 @@ def one_line_error(err: str, command: str) -> str:
 def test_a_size_no_tournament_could_finish_is_refused_at_once(argv, says):
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "barbu_env.cli", *argv], capture_output=True, text=True, timeout=ANSWER_WITHIN
+            [sys.executable, "-m", "barbu_env.cli.main", *argv], capture_output=True, text=True, timeout=ANSWER_WITHIN
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"barbu {' '.join(argv)}: no answer within {ANSWER_WITHIN} s")

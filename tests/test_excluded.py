@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from scripted import deal, new_game, play, start
 
-from barbu_env.cards import FULL_DECK, hand_text, mask_of
-from barbu_env.engine import BarbuState, Phase
-from barbu_env.observation import card_set, decode
+from barbu_env.game.cards import FULL_DECK, hand_text, mask_of
+from barbu_env.game.engine import BarbuState, Phase
+from barbu_env.game.observation import card_set, decode
 
 TRUMPS_DEAL = deal(
     "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC",

@@ -1,4 +1,4 @@
-"""Expert iteration (``training.expert``): which decisions are labelled, the soft targets,
+"""Expert iteration (``barbu_training.expert``): which decisions are labelled, the soft targets,
 labels collected from real games, and a fit from saved labels that moves the network
 toward the targets and saves a playable checkpoint."""
 
@@ -15,11 +15,11 @@ from test_pimc import random_positions  # noqa: E402
 
 from barbu_env.agents import make_agent  # noqa: E402
 from barbu_env.agents.pretrained import checkpoint_path  # noqa: E402
-from barbu_env.constants import Contract, Phase  # noqa: E402
-from barbu_env.observation import decode  # noqa: E402
-from barbu_env.rules import load_rules  # noqa: E402
-from models.policy import MaskedCategorical, load_checkpoint  # noqa: E402
-from training.expert import ExpertArgs, always_labelled, collect, measure, run, soft_targets  # noqa: E402
+from barbu_env.game.constants import Contract, Phase  # noqa: E402
+from barbu_env.game.observation import decode  # noqa: E402
+from barbu_env.game.rules import load_rules  # noqa: E402
+from barbu_models.policy import MaskedCategorical, load_checkpoint  # noqa: E402
+from barbu_training.expert import ExpertArgs, always_labelled, collect, measure, run, soft_targets  # noqa: E402
 
 RULES = load_rules("standard")
 

@@ -1,5 +1,5 @@
 """A feature whose extra is not installed fails with one line naming the extra
-(``barbu_env.extras``), and the features of the core install do not need the extras.
+(``barbu_env.util.extras``), and the features of the core install do not need the extras.
 
 The absent extras are simulated in a subprocess that blocks their packages
 (``sys.modules[name] = None`` makes ``import name`` raise ``ModuleNotFoundError``, as an
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from barbu_env.agents.pretrained import pretrained_path
-from barbu_env.extras import MissingExtraError, install_hint, needs, require
+from barbu_env.util.extras import MissingExtraError, install_hint, needs, require
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The packages of the extras that the core install leaves out.
@@ -97,7 +97,7 @@ for name in {blocked!r}:
 sys.path.insert(0, sys.argv[1])
 import contextlib, io
 from barbu_env.agents import make_agent
-from barbu_env.cli import main
+from barbu_env.cli.main import main
 
 report = {{}}
 def error_of(call):
@@ -184,7 +184,7 @@ def test_writing_mp4_without_the_video_extra_names_it(tmp_path):
         import sys
         sys.modules["imageio"] = None
         import numpy as np
-        from barbu_env.frames import write_video
+        from barbu_env.view.frames import write_video
         try:
             write_video([np.zeros((8, 8, 3), np.uint8)], sys.argv[1])
         except ImportError as e:
@@ -204,27 +204,27 @@ def test_writing_mp4_without_the_video_extra_names_it(tmp_path):
 #: ``tensordict`` stand for a partial install: Ray core without ``ray[rllib]``'s packages,
 #: torch without TorchRL's.
 ENTRY_POINTS = (
-    ("barbu_env.rllib_env", "ray", "ray[rllib]", "rllib"),
-    ("barbu_env.rllib_env", "tree", "ray[rllib] (no module named 'tree')", "rllib"),
-    ("training.rllib_ppo", "tree", "ray[rllib] (no module named 'tree')", "rllib"),
-    ("training.torchrl_ppo", "tensordict", "torchrl (no module named 'tensordict')", "torchrl"),
-    ("training.torchrl_ppo", "torch", "torchrl (no module named 'torch')", "torchrl"),
-    ("barbu_env.openspiel", "pyspiel", "open_spiel", "openspiel"),
-    ("barbu_env.web.server", "fastapi", "fastapi", "web"),
-    ("training.sb3_maskable_ppo", "sb3_contrib", "sb3_contrib", "train"),
+    ("barbu_env.envs.rllib_env", "ray", "ray[rllib]", "rllib"),
+    ("barbu_env.envs.rllib_env", "tree", "ray[rllib] (no module named 'tree')", "rllib"),
+    ("examples.rllib_ppo", "tree", "ray[rllib] (no module named 'tree')", "rllib"),
+    ("examples.torchrl_ppo", "tensordict", "torchrl (no module named 'tensordict')", "torchrl"),
+    ("examples.torchrl_ppo", "torch", "torchrl (no module named 'torch')", "torchrl"),
+    ("barbu_env.envs.openspiel", "pyspiel", "open_spiel", "openspiel"),
+    ("barbu_env.play.web.server", "fastapi", "fastapi", "web"),
+    ("examples.sb3_maskable_ppo", "sb3_contrib", "sb3_contrib", "train"),
     *(
         (module, "torch", "torch", "train")
         for module in (
-            "models.device",
-            "models.policy",
-            "training.bench_scale",
-            "training.expert",
-            "training.policy_agent",
-            "training.ppo",
-            "training.precision",
-            "training.rollout",
-            "training.sb3_maskable_ppo",
-            "training.workers",
+            "barbu_models.device",
+            "barbu_models.policy",
+            "benchmarks.bench_scale",
+            "barbu_training.expert",
+            "barbu_training.policy_agent",
+            "barbu_training.ppo",
+            "barbu_training.precision",
+            "barbu_training.rollout",
+            "examples.sb3_maskable_ppo",
+            "barbu_training.workers",
         )
     ),
 )
@@ -236,7 +236,8 @@ import importlib, sys
 for module, blocked in {cases!r}:
     saved = sys.modules.get(blocked)
     sys.modules[blocked] = None
-    for name in [m for m in sys.modules if m.partition(".")[0] in ("training", "models") or m == module]:
+    forget = ("barbu_training", "barbu_models", "benchmarks", "examples")
+    for name in [m for m in sys.modules if m.partition(".")[0] in forget or m == module]:
         del sys.modules[name]
     try:
         importlib.import_module(module)
@@ -268,7 +269,7 @@ def test_barbu_train_without_matplotlib_says_so_before_training(tmp_path):
         """
         import sys
         sys.modules["matplotlib"] = None
-        from barbu_env.cli import main
+        from barbu_env.cli.main import main
         sys.exit(main(["train", "--config", sys.argv[1], "--run-dir", sys.argv[2]]))
         """
     )

@@ -1,4 +1,4 @@
-"""barbu_env.files: a failed write leaves the old file as it was and names the file in one
+"""barbu_env.util.files: a failed write leaves the old file as it was and names the file in one
 line; a link is written through, never replaced; a reader refuses pipes, devices and
 oversized files unread. The full disk is a file-size limit (``RLIMIT_FSIZE``) set in a
 subprocess, so no root is needed."""
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from barbu_env.files import InputError, OutputError, quote, read_bytes, read_text, replacing, safe_yaml, write_text
+from barbu_env.util.files import InputError, OutputError, quote, read_bytes, read_text, replacing, safe_yaml, write_text
 
 OLD = '{"old": "result", "kept": true}\n' * 200  # 6.4 kB
 
@@ -27,7 +27,7 @@ def test_a_write_that_fills_the_disk_leaves_the_old_file_whole_and_names_it(tmp_
     out = tmp_path / "res.json"
     out.write_text(OLD)
     code = (
-        "from barbu_env.files import write_text, OutputError\n"
+        "from barbu_env.util.files import write_text, OutputError\n"
         "try:\n"
         f"    write_text({str(out)!r}, 'x' * 100_000)\n"
         "except OutputError as e:\n"

@@ -14,10 +14,11 @@ import pytest
 from PIL import Image
 
 import barbu_env
-import barbu_env.gym_env  # noqa: F401 (registers Barbu-v1)
-from barbu_env.cli import main
-from barbu_env.engine import BarbuState, Phase
-from barbu_env.frames import (
+import barbu_env.envs.gym_env  # noqa: F401 (registers Barbu-v1)
+from barbu_env.cli.main import main
+from barbu_env.evaluation.records import GameRecord
+from barbu_env.game.engine import BarbuState, Phase
+from barbu_env.view.frames import (
     BACK,
     CARD_FACE,
     CARD_H,
@@ -30,7 +31,6 @@ from barbu_env.frames import (
     state_frame,
     write_video,
 )
-from barbu_env.records import GameRecord
 
 EXPECTED = Path(__file__).parent / "data" / "frames" / "trick.png"
 

@@ -14,8 +14,8 @@ import pytest
 from differential import play
 from oracle.engine import BarbuState as OracleState
 
-from barbu_env.engine import NUM_HANDS, BarbuState
-from barbu_env.rules import Rules
+from barbu_env.game.engine import NUM_HANDS, BarbuState
+from barbu_env.game.rules import Rules
 
 GOLDEN_DIR = Path(__file__).parent / "data" / "golden"
 GOLDEN_GAMES = sorted(GOLDEN_DIR.glob("*.json"))

@@ -22,7 +22,7 @@ def run(code: str) -> list[str]:
         "import barbu_env, gymnasium",  # barbu_env first: the order that used to fail
         "import gymnasium, barbu_env",
         "import gymnasium\nimport barbu_env\ngymnasium.register_envs(barbu_env)",  # Gymnasium 1.x's idiom
-        "import gymnasium\nfrom barbu_env import engine",  # any submodule imports the package
+        "import gymnasium\nfrom barbu_env.game import engine",  # any submodule imports the package
     ],
 )
 def test_barbu_v1_is_made_whatever_was_imported_first(imports):
@@ -40,11 +40,11 @@ def test_importing_barbu_env_registers_by_name_and_imports_no_environment():
         "import sys, barbu_env, gymnasium\n"
         "spec = gymnasium.spec('Barbu-v1')\n"
         "print(spec.entry_point, spec.vector_entry_point, 'Barbu-v0' in gymnasium.registry,\n"
-        "      'barbu_env.gym_env' in sys.modules, 'pettingzoo' in sys.modules)"
+        "      'barbu_env.envs.gym_env' in sys.modules, 'pettingzoo' in sys.modules)"
     )
     assert run(code) == [
-        "barbu_env.gym_env:BarbuGymEnv",
-        "barbu_env.vector_gym:BarbuGymVectorEnv",
+        "barbu_env.envs.gym_env:BarbuGymEnv",
+        "barbu_env.envs.vector_gym:BarbuGymVectorEnv",
         "True",
         "False",
         "False",

@@ -1,4 +1,4 @@
-"""``Barbu-v1``'s vector entry point (``barbu_env.vector_gym.BarbuGymVectorEnv``): N games
+"""``Barbu-v1``'s vector entry point (``barbu_env.envs.vector_gym.BarbuGymVectorEnv``): N games
 of one learner against agents on the batched engine, each sub-environment playing, move by
 move, the games a ``Barbu-v1`` seeded alike plays (``SyncVectorEnv``'s); same-step
 autoreset to the next game's first decision; rewards, masks, illegal actions and seeding
@@ -13,9 +13,9 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.wrappers.vector import DictInfoToList, DtypeObservation, NormalizeObservation, RecordEpisodeStatistics
 
 import barbu_env
-from barbu_env import bench_vector_env
-from barbu_env.engine import IllegalActionError
-from barbu_env.vector_gym import BarbuGymVectorEnv
+from barbu_env.envs.vector_gym import BarbuGymVectorEnv
+from barbu_env.game.engine import IllegalActionError
+from benchmarks import bench_vector_env
 
 gymnasium.register_envs(barbu_env)
 

@@ -4,13 +4,13 @@ and clearly better than random."""
 import numpy as np
 import pytest
 
-from barbu_env.actions import mask_array
 from barbu_env.agents import make_agent
 from barbu_env.agents.heuristic import HeuristicAgent
-from barbu_env.cards import card_from_text, parse_hand
-from barbu_env.engine import BarbuState, Contract, Phase
-from barbu_env.observation import ObservationEncoder
-from barbu_env.rules import load_rules, preset_names
+from barbu_env.game.actions import mask_array
+from barbu_env.game.cards import card_from_text, parse_hand
+from barbu_env.game.engine import BarbuState, Contract, Phase
+from barbu_env.game.observation import ObservationEncoder
+from barbu_env.game.rules import load_rules, preset_names
 
 DECLARE, TRUMP, RANK, NOBODY = 52, 59, 63, 76
 
@@ -231,7 +231,7 @@ def test_cautious_variant_is_registered_with_its_margins():
 
 
 def test_cautious_variant_plays_legally_and_doubles_clearly_less_often():
-    from barbu_env.tournament import evaluate
+    from barbu_env.evaluation.tournament import evaluate
 
     # The two kinds at one table, so in the same lockstep calls; evaluate raises on an illegal action.
     result = evaluate(["heuristic-cautious", "heuristic", "heuristic-cautious", "heuristic"], games=8, workers=1)

@@ -13,15 +13,15 @@ import pytest
 from heuristic_oracle import OracleHeuristic
 
 import barbu_env
-from barbu_env.actions import action_text
 from barbu_env.agents import Agent, act_rows, ask
 from barbu_env.agents.heuristic import HeuristicAgent
 from barbu_env.agents.random_agent import RandomAgent
-from barbu_env.engine import CONTRACT_NAMES, Phase
-from barbu_env.observation import decode
-from barbu_env.render import hand_by_suit
-from barbu_env.rules import load_rules, preset_names
-from barbu_env.vector import VectorBarbu
+from barbu_env.game.actions import action_text
+from barbu_env.game.engine import CONTRACT_NAMES, Phase
+from barbu_env.game.observation import decode
+from barbu_env.game.render import hand_by_suit
+from barbu_env.game.rules import load_rules, preset_names
+from barbu_env.game.vector import VectorBarbu
 
 #: Rules beyond the presets: other switches and point values (odd ones included: equal
 #: heart and A♥ points, zero and positive penalties, no doubling obligation).

@@ -9,14 +9,14 @@ import json
 import numpy as np
 import pytest
 
-from barbu_env.actions import AGENTS, DOUBLE_OFFSET, mask_array
 from barbu_env.agents import make_agent
-from barbu_env.cards import card_text, cards_of, suit_of
-from barbu_env.cli import main
-from barbu_env.engine import BarbuState, Contract, Phase
-from barbu_env.human import ChoiceError, HumanAgent, HumanQuit, parse_choice, play_game
-from barbu_env.records import GameRecord, replay_record
-from barbu_env.table import state_view
+from barbu_env.cli.main import main
+from barbu_env.evaluation.records import GameRecord, replay_record
+from barbu_env.game.actions import AGENTS, DOUBLE_OFFSET, mask_array
+from barbu_env.game.cards import card_text, cards_of, suit_of
+from barbu_env.game.engine import BarbuState, Contract, Phase
+from barbu_env.play.terminal import ChoiceError, HumanAgent, HumanQuit, parse_choice, play_game
+from barbu_env.view.table import state_view
 
 LABELS = ["human", "heuristic", "heuristic", "heuristic"]
 

@@ -1,4 +1,4 @@
-"""The information state (``barbu_env.observation.INFO_SLICES``): the observation followed by
+"""The information state (``barbu_env.game.observation.INFO_SLICES``): the observation followed by
 the seat's perfect recall of the hand under way, through ``BarbuState.information_state``,
 the AEC environment's and ``VectorBarbu``'s ``observation="information_state"``. Its values
 against the oracle, decision by decision: ``tests/test_oracle.py`` (``tests/differential.py``);
@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import barbu_env
-from barbu_env import _kernels as K
-from barbu_env.actions import AGENTS, DECLARE_OFFSET, DOUBLE_OFFSET, PASS_ACTION, RANK_OFFSET
-from barbu_env.constants import Contract, Phase
-from barbu_env.engine import BarbuState
-from barbu_env.observation import (
+from barbu_env.game import _kernels as K
+from barbu_env.game.actions import AGENTS, DECLARE_OFFSET, DOUBLE_OFFSET, PASS_ACTION, RANK_OFFSET
+from barbu_env.game.constants import Contract, Phase
+from barbu_env.game.engine import BarbuState
+from barbu_env.game.observation import (
     INFO_DIM,
     INFO_HIGH,
     INFO_LAYOUT,
@@ -33,9 +33,9 @@ from barbu_env.observation import (
     decode_information_state,
     information_state_bounds,
 )
-from barbu_env.position import Positions
-from barbu_env.rules import Rules
-from barbu_env.vector import VectorBarbu
+from barbu_env.game.position import Positions
+from barbu_env.game.rules import Rules
+from barbu_env.game.vector import VectorBarbu
 
 RECORD = ("dealt", "play_order", "doubling_turns", "domino_passes")
 

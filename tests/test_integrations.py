@@ -24,13 +24,13 @@ from integration_extras import require
 from tiny_runs import tiny_maskable_ppo
 
 import barbu_env
-from barbu_env.actions import AGENTS, mask_array
 from barbu_env.agents import make_agent
-from barbu_env.cards import cards_of
-from barbu_env.cli import main as barbu
-from barbu_env.engine import NUM_ACTIONS, IllegalActionError
-from barbu_env.gym_env import BarbuGymEnv
-from barbu_env.observation import OBS_DIM, ObservationEncoder
+from barbu_env.cli.main import main as barbu
+from barbu_env.envs.gym_env import BarbuGymEnv
+from barbu_env.game.actions import AGENTS, mask_array
+from barbu_env.game.cards import cards_of
+from barbu_env.game.engine import NUM_ACTIONS, IllegalActionError
+from barbu_env.game.observation import OBS_DIM, ObservationEncoder
 
 
 def play(env, seed=0, rng_seed=0, options=None):
@@ -62,7 +62,7 @@ def test_barbu_v1_is_made_by_gymnasium():
 def test_importing_barbu_env_registers_barbu_v1_when_gymnasium_is_loaded():
     code = (
         "import sys, gymnasium, barbu_env\n"
-        "print('Barbu-v1' in gymnasium.registry, 'barbu_env.gym_env' in sys.modules, 'pettingzoo' in sys.modules)"
+        "print('Barbu-v1' in gymnasium.registry, 'barbu_env.envs.gym_env' in sys.modules, 'pettingzoo' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.split() == ["True", "False", "False"]  # registered by name: nothing more imported
@@ -143,9 +143,9 @@ def test_the_same_game_as_the_aec_env_plays_with_the_same_actions():
 
 
 def test_gym_rewards_are_the_shared_crediting_rule_over_the_aec_game():
-    # The Gym env's reward of each learner decision is what barbu_env.credit assigns that
+    # The Gym env's reward of each learner decision is what barbu_env.game.credit assigns that
     # decision over the same game's steps in barbu_env.env() (every seat's rewards).
-    from barbu_env.credit import NO_DECISION, credit_steps
+    from barbu_env.game.credit import NO_DECISION, credit_steps
 
     env = BarbuGymEnv(opponents="random", seat=1)
     steps = play(env, seed=8)
@@ -278,7 +278,7 @@ def test_zip_files_that_are_not_maskable_ppo_models_are_refused(tmp_path):
 
 def test_rllib_env_gives_the_acting_seat_its_observation_and_each_seat_its_own_rewards():
     require("ray.rllib")
-    from barbu_env.rllib_env import OBSERVATION_SPACE, BarbuMultiAgentEnv
+    from barbu_env.envs.rllib_env import OBSERVATION_SPACE, BarbuMultiAgentEnv
 
     env = BarbuMultiAgentEnv({"reward_scale": 1.0})
     obs, _ = env.reset(seed=7)
@@ -304,7 +304,7 @@ def test_rllib_env_gives_the_acting_seat_its_observation_and_each_seat_its_own_r
 
 def test_rllib_env_seeded_once_then_reset_unseeded_deals_the_same_games():
     require("ray.rllib")
-    from barbu_env.rllib_env import BarbuMultiAgentEnv
+    from barbu_env.envs.rllib_env import BarbuMultiAgentEnv
 
     def first_observations(seed):
         env = BarbuMultiAgentEnv({"episode": "hand"})
@@ -324,7 +324,7 @@ def test_the_masked_rllib_module_gives_illegal_actions_no_probability():
     require("ray.rllib")
     import torch
 
-    from barbu_env.rllib_env import OBSERVATION_SPACE, MaskedPPOTorchRLModule
+    from barbu_env.envs.rllib_env import OBSERVATION_SPACE, MaskedPPOTorchRLModule
 
     module = MaskedPPOTorchRLModule(
         observation_space=OBSERVATION_SPACE,
@@ -346,7 +346,7 @@ def test_torchrl_wrapper_credits_each_seat_with_its_rewards():
     require("torchrl")
     import torch
 
-    from training.torchrl_ppo import AGENT_MASK, Args, credit_by_seat, make_env
+    from examples.torchrl_ppo import AGENT_MASK, Args, credit_by_seat, make_env
 
     env = make_env(Args())
     env.set_seed(0)
@@ -554,7 +554,7 @@ def evaluate_with_barbu_eval(spec: str, opponent: str, capsys) -> str:
 
 @pytest.mark.slow
 def test_sb3_maskable_ppo_trains_and_plays_in_barbu_eval(tmp_path, capsys):
-    from training import sb3_maskable_ppo
+    from examples import sb3_maskable_ppo
 
     args = sb3_maskable_ppo.Args(
         minutes=5, total_timesteps=4096, num_envs=4, n_steps=256, batch_size=256, out=str(tmp_path), torch_threads=1
@@ -568,7 +568,7 @@ def test_sb3_maskable_ppo_trains_and_plays_in_barbu_eval(tmp_path, capsys):
 @pytest.mark.slow
 def test_rllib_ppo_trains_and_plays_in_barbu_eval(tmp_path, capsys):
     require("ray.rllib")
-    from training import rllib_ppo
+    from examples import rllib_ppo
 
     args = rllib_ppo.Args(
         iterations=1, num_env_runners=1, train_batch_size=2000, minibatch_size=500, num_epochs=1, out=str(tmp_path)
@@ -582,7 +582,7 @@ def test_rllib_ppo_trains_and_plays_in_barbu_eval(tmp_path, capsys):
 @pytest.mark.slow
 def test_torchrl_collection_and_update_plays_in_barbu_eval(tmp_path, capsys):
     require("torchrl")
-    from training import torchrl_ppo
+    from examples import torchrl_ppo
 
     summary = torchrl_ppo.run(torchrl_ppo.Args(frames=2000, out=str(tmp_path)))
     assert summary["frames"] == 2000 and summary["decisions"] > 1900 and summary["minibatches"] >= 1

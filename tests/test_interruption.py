@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from models.policy import load_checkpoint
+from barbu_models.policy import load_checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY_CONFIG = """\
@@ -37,7 +37,17 @@ def _start(tmp_path: Path, *flags: str) -> subprocess.Popen:
     config = tmp_path / "tiny.yaml"
     config.write_text(TINY_CONFIG)
     return subprocess.Popen(
-        [sys.executable, "-m", "barbu_env.cli", "train", "--config", str(config), "--run-dir", str(tmp_path), *flags],
+        [
+            sys.executable,
+            "-m",
+            "barbu_env.cli.main",
+            "train",
+            "--config",
+            str(config),
+            "--run-dir",
+            str(tmp_path),
+            *flags,
+        ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from barbu_env import _kernels as K
-from barbu_env.actions import DOUBLE_OFFSET, NUM_ACTIONS, PASS_ACTION
-from barbu_env.cards import HEARTS_MASK, KING_OF_HEARTS, SUIT_MASK
-from barbu_env.constants import Contract, Phase, Refusal
-from barbu_env.engine import BarbuState
-from barbu_env.rules import Rules, load_rules, preset_names
+from barbu_env.game import _kernels as K
+from barbu_env.game.actions import DOUBLE_OFFSET, NUM_ACTIONS, PASS_ACTION
+from barbu_env.game.cards import HEARTS_MASK, KING_OF_HEARTS, SUIT_MASK
+from barbu_env.game.constants import Contract, Phase, Refusal
+from barbu_env.game.engine import BarbuState
+from barbu_env.game.rules import Rules, load_rules, preset_names
 
 #: The presets, and rules flipping the switches that decide legality away from them.
 RULESETS = {name: load_rules(name) for name in preset_names()} | {

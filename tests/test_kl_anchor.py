@@ -11,8 +11,8 @@ import torch
 from tiny_runs import tiny
 
 from barbu_env.agents.pretrained import checkpoint_path
-from models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint
-from training import config, ppo
+from barbu_models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint
+from barbu_training import config, ppo
 
 #: The anchor: the shipped network (another shape than the tiny learner's: it need not match).
 ANCHOR = "ppo-finetuned"
@@ -135,7 +135,7 @@ def test_a_kl_coefficient_without_an_anchor_and_an_anchor_that_is_not_a_checkpoi
 
 
 def test_a_uniform_draw_of_exactly_zero_never_picks_a_masked_action():
-    from models.policy import gumbel_argmax
+    from barbu_models.policy import gumbel_argmax
 
     masks = torch.zeros(3, 85, dtype=torch.bool)
     masks[:, 40] = True  # one legal action a row

@@ -31,7 +31,7 @@ def test_every_speed_ratio_quoted_up_front_is_measured_on_the_benchmarks_page(pa
     assert ratios, f"{page} quotes no ratio"
     for ratio in ratios:
         assert re.search(rf"\b{re.escape(ratio)}×", BENCHMARKS), f"{page} says {ratio}×; docs/benchmarks.md does not"
-    assert "python -m barbu_env.bench" in BENCHMARKS
+    assert "python -m benchmarks.bench" in BENCHMARKS
     assert "faster than OpenSpiel's C++ card games do through Python" not in text  # what one env did not do
 
 
@@ -54,6 +54,7 @@ def test_no_page_or_hint_tells_a_user_to_install_barbu_from_a_package_index():
         *sorted((ROOT / "docs").glob("tutorials/*.ipynb")),
     ]
     files += [*sorted((ROOT / "barbu_env").rglob("*.py")), *sorted((ROOT / "training").glob("*.py"))]
+    files += [*sorted((ROOT / "benchmarks").glob("*.py")), *sorted((ROOT / "examples").glob("*.py"))]
     wrong = re.compile(r"pip install ['\"]?barbu(\[|\b(?!-\d))")
     found = [f"{path.relative_to(ROOT)}: {m.group(0)}" for path in files for m in wrong.finditer(path.read_text())]
     assert found == []

@@ -12,10 +12,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from barbu_env.cli import main
-from barbu_env.league import FORMATS, fit_ratings, format_league, run_league
-from barbu_env.rules import load_rules
-from barbu_env.tournament import SEATINGS, Estimate, evaluate
+from barbu_env.cli.main import main
+from barbu_env.evaluation.league import FORMATS, fit_ratings, format_league, run_league
+from barbu_env.evaluation.tournament import SEATINGS, Estimate, evaluate
+from barbu_env.game.rules import load_rules
 
 
 class CountingEvaluate:
@@ -224,14 +224,14 @@ def test_the_table_names_every_agent_and_format():
 
 def test_the_league_module_loads_neither_torch_nor_pettingzoo():
     code = (
-        "import sys, barbu_env.league\n"
+        "import sys, barbu_env.evaluation.league\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'pettingzoo')))"
     )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
 
 
 def test_a_shipped_policy_is_keyed_by_its_weights_so_a_new_one_is_played_again(tmp_path, monkeypatch):
-    from barbu_env import league
+    from barbu_env.evaluation import league
 
     weights = tmp_path / "ppo.pt"
     weights.write_bytes(b"one")

@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from barbu_env import league
-from barbu_env.cli import main
-from barbu_env.league import FORMATS, LeagueCacheWarning, run_league
-from barbu_env.rules import load_rules
-from barbu_env.tournament import evaluate
+from barbu_env.cli.main import main
+from barbu_env.evaluation import league
+from barbu_env.evaluation.league import FORMATS, LeagueCacheWarning, run_league
+from barbu_env.evaluation.tournament import evaluate
+from barbu_env.game.rules import load_rules
 
 SPECS = ["random", "heuristic"]
 

@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from barbu_env.cli import _interrupts_between_moves, main
-from barbu_env.frames import FPS_RANGE, check_fps, write_video
-from barbu_env.records import GameRecord, replay_record
+from barbu_env.cli.main import _interrupts_between_moves, main
+from barbu_env.evaluation.records import GameRecord, replay_record
+from barbu_env.view.frames import FPS_RANGE, check_fps, write_video
 
 RANDOM4 = "random,random,random,random"
 OLD = '{"old": "results", "kept": true}\n' * 100  # 3.4 kB, under every limit below
@@ -35,7 +35,7 @@ def barbu_with_file_size_limit(args: list[str], limit: int, cwd: Path) -> subpro
     code = (
         "import resource, sys\n"
         f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))\n"
-        "from barbu_env.cli import main\n"
+        "from barbu_env.cli.main import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
     return subprocess.run(
@@ -124,8 +124,8 @@ def test_a_clip_on_a_full_disk_leaves_the_old_one_and_names_it(tmp_path):
     code = (
         "import resource, numpy as np\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
-        "from barbu_env.files import OutputError\n"
-        "from barbu_env.frames import write_video\n"
+        "from barbu_env.util.files import OutputError\n"
+        "from barbu_env.view.frames import write_video\n"
         "frames = [np.random.default_rng(i).integers(0, 256, (96, 96, 3), dtype=np.uint8) for i in range(4)]\n"
         "try:\n"
         "    write_video(frames, 'clip.gif', fps=2)\n"
@@ -143,7 +143,7 @@ def test_a_clip_on_a_full_disk_leaves_the_old_one_and_names_it(tmp_path):
 
 def start_play(args: list[str], cwd: Path, script: str | None = None) -> subprocess.Popen[str]:
     """``barbu play ARGS`` (or ``script`` with them) with unbuffered output."""
-    command = [sys.executable, "-c", script, *args] if script else [sys.executable, "-m", "barbu_env.cli", *args]
+    command = [sys.executable, "-c", script, *args] if script else [sys.executable, "-m", "barbu_env.cli.main", *args]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     return subprocess.Popen(
         command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -199,7 +199,7 @@ STALLING_PLAY = textwrap.dedent(
             return self.inner.act(observation, agent)
 
     register("stall")(lambda seed=0, **_: Stall(seed))
-    from barbu_env.cli import main
+    from barbu_env.cli.main import main
     sys.exit(main(sys.argv[1:]))
     """
 )

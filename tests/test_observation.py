@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import barbu_env
-from barbu_env.engine import NUM_HANDS, BarbuState, Phase
-from barbu_env.observation import OBS_DIM, OFFSETS, PRIVILEGED_DIM, STATE_DIM, ObservationEncoder, card_set, decode
-from barbu_env.rules import preset_names
+from barbu_env.game.engine import NUM_HANDS, BarbuState, Phase
+from barbu_env.game.observation import OBS_DIM, OFFSETS, PRIVILEGED_DIM, STATE_DIM, ObservationEncoder, card_set, decode
+from barbu_env.game.rules import preset_names
 
 
 def game_states(seed: int, rules="standard", every: int = 1):
@@ -191,8 +191,8 @@ def test_decode_works_on_batches_and_rejects_wrong_sizes():
 def test_the_environment_docstring_documents_every_slice_with_its_shape():
     import re
 
-    from barbu_env import aec
-    from barbu_env.observation import INFO_DIM, INFO_OFFSETS, INFO_SLICES, SLICES
+    from barbu_env.envs import aec
+    from barbu_env.game.observation import INFO_DIM, INFO_OFFSETS, INFO_SLICES, SLICES
 
     rows = re.findall(r"^(\w+)\s+(\d+(?: x \d+)?)\s+\S", aec.__doc__, flags=re.M)
     documented = {name: shape for name, shape in rows if name in OFFSETS}

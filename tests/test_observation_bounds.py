@@ -1,4 +1,4 @@
-"""The observation bounds (``barbu_env.observation``): finite everywhere, and every value
+"""The observation bounds (``barbu_env.game.observation``): finite everywhere, and every value
 that play produces lies within them, under every preset and under rules with large point
 values; the environments' spaces carry them, and Gymnasium's checker has nothing to say."""
 
@@ -12,7 +12,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import barbu_env
-from barbu_env.observation import (
+from barbu_env.game.observation import (
     INFO_HIGH,
     INFO_LOW,
     OBS_HIGH,
@@ -24,7 +24,7 @@ from barbu_env.observation import (
     observation_bounds,
     state_bounds,
 )
-from barbu_env.rules import POINTS_LIMIT, load_rules, preset_names
+from barbu_env.game.rules import POINTS_LIMIT, load_rules, preset_names
 
 #: Rules with large point values of both signs (Domino's spread as wide as allowed): the
 #: score slices' bounds scale with them.

@@ -1,6 +1,6 @@
 """What the observation's bookkeeping slices mean, on positions set up through the public
 API (``barbu_env.env()``, ``reset(options={"deals", "first_declarer"})``, ``step``,
-``barbu_env.observation.decode``), with the values written here from the rules:
+``barbu_env.game.observation.decode``), with the values written here from the rules:
 ``doubling_done``, ``owed``, ``hand_points`` and ``domino_place``. Every slice is seen
 from the observer's seat (relative seat 0 is the observer, 1 its left, 2 opposite, 3 right)."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 import barbu_env
-from barbu_env.observation import decode
+from barbu_env.game.observation import decode
 
 #: Each seat holds one whole suit: seat 0 clubs, 1 diamonds, 2 hearts, 3 spades.
 ONE_SUIT_EACH = [[f"{r}{s}" for r in "23456789TJQKA"] for s in "CDHS"]

@@ -1,4 +1,4 @@
-"""The OpenSpiel game ``python_barbu`` (``barbu_env.openspiel``), checked with OpenSpiel's own
+"""The OpenSpiel game ``python_barbu`` (``barbu_env.envs.openspiel``), checked with OpenSpiel's own
 tools: ``random_sim_test`` with serialization over every preset and episode mode; random
 games through pyspiel and through the PettingZoo environment with the same deals and
 actions, every legal action set, reward, return and observation compared; the
@@ -19,11 +19,11 @@ import pytest
 pyspiel = pytest.importorskip("pyspiel")
 
 import barbu_env  # noqa: E402
-from barbu_env import openspiel as bo  # noqa: E402
-from barbu_env.engine import BarbuState, contract_total, episode_hands  # noqa: E402
-from barbu_env.observation import INFO_DIM, INFO_OFFSETS, OBS_DIM, OFFSETS, decode_information_state  # noqa: E402
-from barbu_env.rules import Rules, load_rules, preset_names  # noqa: E402
-from barbu_env.worlds import count_worlds  # noqa: E402
+from barbu_env.envs import openspiel as bo  # noqa: E402
+from barbu_env.game.engine import BarbuState, contract_total, episode_hands  # noqa: E402
+from barbu_env.game.observation import INFO_DIM, INFO_OFFSETS, OBS_DIM, OFFSETS, decode_information_state  # noqa: E402
+from barbu_env.game.rules import Rules, load_rules, preset_names  # noqa: E402
+from barbu_env.game.worlds import count_worlds  # noqa: E402
 
 EPISODES = ("hand", "round", "game")
 PRESETS = preset_names()
@@ -57,18 +57,18 @@ def test_import_barbu_env_does_not_import_pyspiel_and_a_missing_open_spiel_is_on
         """
         import sys
         import barbu_env, barbu_env.agents
-        assert "pyspiel" not in sys.modules and "barbu_env.openspiel" not in sys.modules, "imported"
+        assert "pyspiel" not in sys.modules and "barbu_env.envs.openspiel" not in sys.modules, "imported"
         sys.modules["pyspiel"] = None
         try:
-            import barbu_env.openspiel
+            import barbu_env.envs.openspiel
         except ImportError as e:
             print(type(e).__name__, e)
         """
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    # One line naming the module, the package and the extra (the install command's wording is barbu_env.extras').
+    # One line naming the module, the package and the extra (the install command's wording is barbu_env.util.extras').
     first, *rest = done.stdout.splitlines()
-    assert first.startswith("MissingExtraError barbu_env.openspiel needs open_spiel: pip install"), done.stderr
+    assert first.startswith("MissingExtraError barbu_env.envs.openspiel needs open_spiel: pip install"), done.stderr
     assert "[openspiel]" in first and not rest
 
 
@@ -506,7 +506,7 @@ def test_shimmy_gives_a_pettingzoo_env_that_passes_api_test():
 
 
 def test_bench_times_pyspiel_decisions_with_the_chance_steps_apart():
-    from barbu_env import bench
+    from benchmarks import bench
 
     m = bench.bench_pyspiel(0.0, games=1, rules="standard", seed=0)
     assert (m.games, m.name) == (1, bench.PYSPIEL_BARE) and m.decisions > 28 * 20

@@ -15,7 +15,6 @@ from scripted import deal, new_game, play, start
 pytest.importorskip("pyspiel")
 
 import barbu_env  # noqa: E402
-from barbu_env.actions import AGENTS  # noqa: E402
 from barbu_env.agents import make_agent, split_agent_specs  # noqa: E402
 from barbu_env.agents.openspiel_ismcts import (  # noqa: E402
     DEFAULT_ROLLOUTS,
@@ -23,8 +22,9 @@ from barbu_env.agents.openspiel_ismcts import (  # noqa: E402
     DEFAULT_UCT_C,
     OpenSpielISMCTSAgent,
 )
-from barbu_env.cards import card_from_text  # noqa: E402
-from barbu_env.extras import MissingExtraError  # noqa: E402
+from barbu_env.game.actions import AGENTS  # noqa: E402
+from barbu_env.game.cards import card_from_text  # noqa: E402
+from barbu_env.util.extras import MissingExtraError  # noqa: E402
 
 
 def hand_decisions(seed: int, simulations: int = 4):
@@ -129,11 +129,11 @@ def test_it_is_accepted_as_a_spec_with_the_documented_defaults():
 
 def test_without_open_spiel_it_says_which_extra_to_install_and_barbu_does_not_import_pyspiel():
     code = (
-        "import sys; import barbu_env, barbu_env.agents, barbu_env.cli\n"
+        "import sys; import barbu_env, barbu_env.agents, barbu_env.cli.main\n"
         "assert 'pyspiel' not in sys.modules, 'imported pyspiel'\n"
         "sys.modules['pyspiel'] = None\n"
         "from barbu_env.agents import make_agent\n"
-        "from barbu_env.extras import MissingExtraError\n"
+        "from barbu_env.util.extras import MissingExtraError\n"
         "try:\n"
         "    make_agent('openspiel-ismcts:simulations=2')\n"
         "except MissingExtraError as e:\n"
@@ -141,7 +141,7 @@ def test_without_open_spiel_it_says_which_extra_to_install_and_barbu_does_not_im
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    # The install command's wording is barbu_env.extras' (a clone's hint differs from an installed package's).
+    # The install command's wording is barbu_env.util.extras' (a clone's hint differs from an installed package's).
     assert out.stdout.strip().startswith("the agent 'openspiel-ismcts' needs open_spiel: pip install")
     assert "[openspiel]" in out.stdout and len(out.stdout.strip().splitlines()) == 1
     assert issubclass(MissingExtraError, ImportError)
@@ -149,7 +149,7 @@ def test_without_open_spiel_it_says_which_extra_to_install_and_barbu_does_not_im
 
 @pytest.mark.slow
 def test_tournament_workers_play_it_as_this_process_does():
-    from barbu_env.tournament import evaluate
+    from barbu_env.evaluation.tournament import evaluate
 
     agents = ["openspiel-ismcts:simulations=2", "random", "random", "random"]
     one = evaluate(agents, games=8, seed=4, workers=1)

@@ -13,7 +13,7 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from barbu_env import openspiel as bo  # noqa: E402
+from barbu_env.envs import openspiel as bo  # noqa: E402
 
 TERMINAL, REWARDS = pyspiel.GameType.RewardModel.TERMINAL, pyspiel.GameType.RewardModel.REWARDS
 

@@ -20,9 +20,10 @@ from differential import play
 from oracle.engine import BarbuState as OracleState
 
 import barbu_env
-from barbu_env import aec, engine
-from barbu_env.rules import Rules, load_rules, preset_names
-from barbu_env.vector import VectorBarbu
+from barbu_env.envs import aec
+from barbu_env.game import engine
+from barbu_env.game.rules import Rules, load_rules, preset_names
+from barbu_env.game.vector import VectorBarbu
 
 PRESETS = preset_names()
 #: Rules beyond the presets: between them and the presets every switch is played away from
@@ -220,7 +221,12 @@ def test_a_wrong_reward_of_the_batched_engine_is_caught(monkeypatch):
 ORACLE_DIR = Path(__file__).parent / "oracle"
 PACKAGE_DIR = Path(barbu_env.__file__).parent
 #: The product modules the oracle may import: no rules logic in them.
-ORACLE_MAY_IMPORT = {"barbu_env.cards", "barbu_env.constants", "barbu_env.rules", "barbu_env.actions"}
+ORACLE_MAY_IMPORT = {
+    "barbu_env.game.cards",
+    "barbu_env.game.constants",
+    "barbu_env.game.rules",
+    "barbu_env.game.actions",
+}
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -28,7 +28,7 @@ from pettingzoo.utils.conversions import aec_to_parallel, turn_based_aec_to_para
 
 import barbu_env
 from barbu_env import barbu_v1
-from barbu_env.actions import AGENTS
+from barbu_env.game.actions import AGENTS
 
 INTEGRATIONS = (Path(__file__).resolve().parent.parent / "docs" / "integrations.md").read_text()
 

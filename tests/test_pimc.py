@@ -8,13 +8,13 @@ import pytest
 from test_oracle import RULESETS
 
 import barbu_env
-from barbu_env.actions import AGENTS
 from barbu_env.agents import act_rows, make_agent, parse_agent_spec, split_agent_specs
 from barbu_env.agents.pimc import PimcAgent, rollout_values
-from barbu_env.constants import Phase
-from barbu_env.observation import decode
-from barbu_env.position import Positions
-from barbu_env.vector import VectorBarbu
+from barbu_env.game.actions import AGENTS
+from barbu_env.game.constants import Phase
+from barbu_env.game.observation import decode
+from barbu_env.game.position import Positions
+from barbu_env.game.vector import VectorBarbu
 
 
 def random_positions(rules, games: int, every: int, seed: int):
@@ -48,7 +48,7 @@ def test_pimc_takes_only_legal_actions_and_is_deterministic_for_a_seed(name):
 
 
 def test_a_rollout_plays_the_hand_as_the_environment_with_the_same_policy():
-    rules = barbu_env.rules.load_rules("standard")
+    rules = barbu_env.game.rules.load_rules("standard")
     heuristic = make_agent("heuristic", rules=rules)
     for seed in range(3):
         env = barbu_env.env(rules=rules)

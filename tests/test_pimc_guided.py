@@ -12,9 +12,9 @@ from test_pimc import random_positions  # noqa: E402
 
 from barbu_env.agents import make_agent  # noqa: E402
 from barbu_env.agents.pimc import PimcAgent, prior_actions  # noqa: E402
-from barbu_env.constants import Phase  # noqa: E402
-from barbu_env.observation import decode  # noqa: E402
-from barbu_env.rules import load_rules  # noqa: E402
+from barbu_env.game.constants import Phase  # noqa: E402
+from barbu_env.game.observation import decode  # noqa: E402
+from barbu_env.game.rules import load_rules  # noqa: E402
 
 RULES = load_rules("standard")
 

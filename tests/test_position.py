@@ -16,11 +16,11 @@ import pytest
 from test_oracle import RULESETS
 
 import barbu_env
-from barbu_env.actions import AGENTS
-from barbu_env.constants import NUM_HANDS, Phase
-from barbu_env.observation import OBS_DIM
-from barbu_env.position import Positions
-from barbu_env.vector import VectorBarbu
+from barbu_env.game.actions import AGENTS
+from barbu_env.game.constants import NUM_HANDS, Phase
+from barbu_env.game.observation import OBS_DIM
+from barbu_env.game.position import Positions
+from barbu_env.game.vector import VectorBarbu
 
 SNAPSHOT_EVERY = 41  # decisions between snapshots, besides the doubling turns of hands 0-2
 
@@ -131,7 +131,7 @@ def _random_play(state, rng, steps: int) -> None:
 
 
 def test_a_state_made_from_a_position_plays_on_as_the_game_to_the_end_of_its_episode():
-    from barbu_env.engine import BarbuState
+    from barbu_env.game.engine import BarbuState
 
     rng = np.random.default_rng(3)
     game = BarbuState.new_game(rng=np.random.default_rng(4))
@@ -150,7 +150,7 @@ def test_a_state_made_from_a_position_plays_on_as_the_game_to_the_end_of_its_epi
 
 
 def test_a_hand_dealt_again_before_its_declaration_is_played_with_the_new_deal():
-    from barbu_env.engine import BarbuState
+    from barbu_env.game.engine import BarbuState
 
     rng = np.random.default_rng(5)
     state = BarbuState.new_game(rng=np.random.default_rng(6), first_declarer=1)

@@ -5,9 +5,9 @@ import pytest
 import torch
 from tiny_runs import tiny
 
-from barbu_env.rules import load_rules
-from models.policy import BarbuActorCritic
-from training import ppo, precision, rollout
+from barbu_env.game.rules import load_rules
+from barbu_models.policy import BarbuActorCritic
+from barbu_training import ppo, precision, rollout
 
 
 def test_precision_names_resolve_to_dtypes_and_an_unknown_one_is_an_error():

@@ -9,11 +9,11 @@ import pytest
 import torch
 
 import barbu_env
-from barbu_env.actions import AGENTS
 from barbu_env.agents import make_agent
 from barbu_env.agents.pretrained import SHIPPED, pretrained_path
-from barbu_env.observation import OBS_DIM, OBS_LAYOUT
-from barbu_env.rules import preset_names
+from barbu_env.game.actions import AGENTS
+from barbu_env.game.observation import OBS_DIM, OBS_LAYOUT
+from barbu_env.game.rules import preset_names
 
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from tiny_runs import tiny
 
-from training import ppo
+from barbu_training import ppo
 
 
 def test_without_a_time_budget_the_bar_counts_decisions(tmp_path):
@@ -30,7 +30,7 @@ def test_under_a_time_budget_the_bar_counts_percent_by_whichever_limit_comes_fir
 def test_a_resumed_run_under_a_budget_starts_its_bar_where_it_stood_and_the_final_evaluation_shows_bars(
     tmp_path, monkeypatch
 ):
-    from barbu_env import tournament
+    from barbu_env.evaluation import tournament
 
     shown = []
     evaluate = tournament.evaluate

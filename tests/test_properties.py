@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from barbu_env.cards import FULL_DECK
-from barbu_env.constants import NUM_CONTRACTS
-from barbu_env.engine import (
+from barbu_env.game.cards import FULL_DECK
+from barbu_env.game.constants import NUM_CONTRACTS
+from barbu_env.game.engine import (
     CONTRACT_NAMES,
     NUM_HANDS,
     BarbuState,
@@ -18,7 +18,7 @@ from barbu_env.engine import (
     Phase,
     contract_total,
 )
-from barbu_env.rules import Rules, load_rules, preset_names
+from barbu_env.game.rules import Rules, load_rules, preset_names
 
 GAMES_PER_PRESET = 200
 DEFAULT_POINTS = {k: v for k, v in Rules().to_dict().items() if k.endswith(("_points", "_scores"))}

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from barbu_env.actions import NUM_ACTIONS
 from barbu_env.agents import Agent, act_rows, make_agent
 from barbu_env.agents.random_agent import RandomAgent
+from barbu_env.game.actions import NUM_ACTIONS
 
 
 def random_masks(rng: np.random.Generator, rows: int) -> np.ndarray:

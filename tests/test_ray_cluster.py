@@ -1,6 +1,6 @@
 """Scale-out on one machine, on a simulated two-node Ray cluster
 (``ray.cluster_utils.Cluster``: a second raylet and its worker processes on this
-machine): ``training/rllib_ppo.py`` with its env runners on the second node, and
+machine): ``examples/rllib_ppo.py`` with its env runners on the second node, and
 ``barbu train --workers`` with its rollout workers there (checked by node id); each
 run's checkpoint plays in ``barbu eval``.
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from integration_extras import require
 
-from barbu_env.cli import main as barbu
+from barbu_env.cli.main import main as barbu
 
 #: The custom resource only the second node offers; each env runner takes one unit.
 ENV_RUNNER_RESOURCE = "barbu_env_runner"
@@ -46,7 +46,7 @@ def two_nodes(resource: str, units: int):
 @pytest.mark.slow
 def test_rllib_ppo_trains_with_its_env_runners_on_a_second_node_and_plays_in_barbu_eval(tmp_path, capsys):
     require("ray.rllib")
-    from training import rllib_ppo
+    from examples import rllib_ppo
 
     with two_nodes(ENV_RUNNER_RESOURCE, ENV_RUNNERS) as (address, head, second):
         args = rllib_ppo.Args(
@@ -86,8 +86,8 @@ def test_barbu_train_rollout_workers_run_on_the_second_node_and_the_checkpoint_p
     require("ray")
     from tiny_runs import tiny
 
-    from training.config import Args
-    from training.ppo import train
+    from barbu_training.config import Args
+    from barbu_training.ppo import train
 
     with two_nodes(ROLLOUT_RESOURCE, 2) as (address, head, second):
         args = Args(

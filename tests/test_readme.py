@@ -15,7 +15,7 @@ import pytest
 from integration_extras import require
 
 import barbu_env
-from barbu_env.cli import COMMANDS
+from barbu_env.cli.main import COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -50,7 +50,7 @@ def test_the_commands_name_files_that_exist():
 # ---------------------------------------------------------------------- every command line, parsed for real
 
 #: Modules whose import needs an optional extra (their commands are parsed in .ci/run's integration step).
-EXTRA_MODULES = {"training.rllib_ppo": "ray.rllib", "training.torchrl_ppo": "torchrl"}
+EXTRA_MODULES = {"examples.rllib_ppo": "ray.rllib", "examples.torchrl_ppo": "torchrl"}
 
 
 def readme_commands() -> list[str]:
@@ -67,7 +67,9 @@ def readme_commands() -> list[str]:
         found += [" ".join(code.split()) for code in re.findall(r"`([^`]+)`", prose)]
     commands = []
     for text in found:
-        if not re.match(r"(barbu \w+|python -m (barbu_env|training|experiments)\.\w+)( |$)", text):
+        if not re.match(
+            r"(barbu \w+|python -m (barbu_env|barbu_training|benchmarks|examples|experiments)\.[\w.]+)( |$)", text
+        ):
             continue
         text = re.sub(r"\s*\[[^\]]*\]", "", text)  # optional parts
         alternatives = re.search(r"\{([^}]*)\}", text)
@@ -90,7 +92,7 @@ def _parse(command: str, monkeypatch) -> argparse.Namespace:
     monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_only)
     words = shlex.split(command)
     if words[0] == "barbu":
-        from barbu_env.cli import main
+        from barbu_env.cli.main import main
     else:
         main = importlib.import_module(words[2]).main
         words = words[2:]
@@ -110,7 +112,7 @@ def _declared_flags(name: str, monkeypatch) -> set[str]:
     def capture(self, args=None, namespace=None):
         raise _Parser(self)
 
-    from barbu_env.cli import main
+    from barbu_env.cli.main import main
 
     with monkeypatch.context() as patch:
         patch.setattr(argparse.ArgumentParser, "parse_args", capture)
@@ -136,7 +138,7 @@ def test_the_readme_and_docs_show_the_commands_this_test_parses():
         "serve",
     }
     assert "barbu train --config configs/train/long.yaml" in commands  # {quick,default,long} expanded
-    assert "python -m training.rllib_ppo --iterations 20 --num-env-runners 2 --out runs/rllib" in commands
+    assert "python -m examples.rllib_ppo --iterations 20 --num-env-runners 2 --out runs/rllib" in commands
 
 
 @pytest.mark.parametrize("command", [c for c in readme_commands() if not any(m in c for m in EXTRA_MODULES)])

@@ -1,4 +1,4 @@
-"""Game records (barbu_env/records.py): save, load, replay exactly, refuse tampering,
+"""Game records (barbu_env/evaluation/records.py): save, load, replay exactly, refuse tampering,
 render hand by hand."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from barbu_env.engine import BarbuState
-from barbu_env.records import GameRecord, RecordError, render_record, replay_record
-from barbu_env.rules import load_rules
+from barbu_env.evaluation.records import GameRecord, RecordError, render_record, replay_record
+from barbu_env.game.engine import BarbuState
+from barbu_env.game.rules import load_rules
 
 GOLDEN = sorted((Path(__file__).parent / "data" / "golden").glob("*.json"))
 

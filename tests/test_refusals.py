@@ -9,15 +9,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from barbu_env.actions import AGENTS, DECLARE_OFFSET, DOUBLE_OFFSET, TRUMP_OFFSET, mask_array
-from barbu_env.cards import SUIT_MASK, card_text, cards_of, suit_of
-from barbu_env.constants import Refusal
-from barbu_env.engine import BarbuState, Contract, Phase
-from barbu_env.human import ChoiceError, HumanAgent, parse_choice
-from barbu_env.refusals import reason, refusal_code, refusal_text
-from barbu_env.rules import Rules, load_rules
-from barbu_env.table import card_label, state_view
-from barbu_env.web.server import refusal
+from barbu_env.game.actions import AGENTS, DECLARE_OFFSET, DOUBLE_OFFSET, TRUMP_OFFSET, mask_array
+from barbu_env.game.cards import SUIT_MASK, card_text, cards_of, suit_of
+from barbu_env.game.constants import Refusal
+from barbu_env.game.engine import BarbuState, Contract, Phase
+from barbu_env.game.rules import Rules, load_rules
+from barbu_env.play.terminal import ChoiceError, HumanAgent, parse_choice
+from barbu_env.play.web.server import refusal
+from barbu_env.view.refusals import reason, refusal_code, refusal_text
+from barbu_env.view.table import card_label, state_view
 
 SPADES = 3
 

@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 import barbu_env
-from barbu_env.engine import BarbuState
-from barbu_env.rules import PRESETS_DIR, Rules, RulesError, load_rules, preset_names, read_rules_file
+from barbu_env.game.engine import BarbuState
+from barbu_env.game.rules import PRESETS_DIR, Rules, RulesError, load_rules, preset_names, read_rules_file
 
 SWITCHES = {f.name for f in dataclasses.fields(Rules)}
 ROOT = Path(__file__).resolve().parent.parent
@@ -235,7 +235,8 @@ def test_the_links_of_the_rules_doc_and_the_links_to_it_resolve():
             assert (RULES_DOC.parent / path).exists(), target
         else:
             assert anchor in anchors, target
-    code = (p for d in ("barbu_env", "training", "models", "tests") for p in (ROOT / d).rglob("*.py"))
+    folders = ("barbu_env", "training", "models", "benchmarks", "examples", "tests")
+    code = (p for d in folders for p in (ROOT / d).rglob("*.py"))
     sources = [ROOT / "README.md", *code]
     for source in sources:
         for anchor in re.findall(r"docs/rules\.md#([\w-]+)", source.read_text()):

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import barbu_env
-import barbu_env.gym_env  # noqa: F401  (registers Barbu-v1)
-from barbu_env.vector import VectorBarbu
-from barbu_env.vector_gym import BarbuVectorEnv
+import barbu_env.envs.gym_env  # noqa: F401  (registers Barbu-v1)
+from barbu_env.envs.vector_gym import BarbuVectorEnv
+from barbu_env.game.vector import VectorBarbu
 
 RESETS = 10
 

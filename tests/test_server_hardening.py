@@ -26,9 +26,9 @@ pytest.importorskip("uvicorn")
 
 from live_server import serving  # noqa: E402
 
-from barbu_env.engine import BarbuState  # noqa: E402
-from barbu_env.records import GameRecord  # noqa: E402
-from barbu_env.web.server import MAX_DETAIL, MAX_RECORD_BYTES, REPLAY_FACTOR, create_app  # noqa: E402
+from barbu_env.evaluation.records import GameRecord  # noqa: E402
+from barbu_env.game.engine import BarbuState  # noqa: E402
+from barbu_env.play.web.server import MAX_DETAIL, MAX_RECORD_BYTES, REPLAY_FACTOR, create_app  # noqa: E402
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""What one client may hold of the server (``barbu serve``, ``barbu_env.web.limits``): a
+"""What one client may hold of the server (``barbu serve``, ``barbu_env.play.web.limits``): a
 connection that sends no complete request head, or a body that never ends, is timed out;
 connections past the cap close the one waiting longest on its client (and are answered
 503 when every one is being answered); bodies held together stay within a budget; each
@@ -27,8 +27,8 @@ pytest.importorskip("uvicorn")
 from live_server import serving  # noqa: E402
 from test_server_hardening import asgi  # noqa: E402
 
-from barbu_env.web.limits import MIN_CONNECTIONS, Limits, OncePer, connection_cap  # noqa: E402
-from barbu_env.web.server import BROWSER_BUDGETS, create_app  # noqa: E402
+from barbu_env.play.web.limits import MIN_CONNECTIONS, Limits, OncePer, connection_cap  # noqa: E402
+from barbu_env.play.web.server import BROWSER_BUDGETS, create_app  # noqa: E402
 
 HOST = "127.0.0.1"
 TABLE = ["human", "random", "random", "random"]
@@ -309,8 +309,8 @@ def test_many_connections_and_no_descriptors_left_make_one_line_per_interval(tmp
     script.write_text(
         "import resource, socket\n"
         "resource.setrlimit(resource.RLIMIT_NOFILE, (160, 160))\n"
-        "from barbu_env.web.limits import Limits\n"
-        "from barbu_env.web.server import create_app, serve\n"
+        "from barbu_env.play.web.limits import Limits\n"
+        "from barbu_env.play.web.server import create_app, serve\n"
         "sock = socket.socket(); sock.bind(('127.0.0.1', 0)); print(sock.getsockname()[1], flush=True)\n"
         "serve(create_app(['human', 'random', 'random', 'random'], limits=Limits(backlog=16)), sock=sock)\n"
     )
@@ -347,7 +347,7 @@ def test_barbu_serve_refuses_a_too_low_file_limit_in_one_line_before_it_announce
     code = (
         "import resource, sys\n"
         "resource.setrlimit(resource.RLIMIT_NOFILE, (100, 100))\n"
-        "from barbu_env.cli import main\n"
+        "from barbu_env.cli.main import main\n"
         "sys.exit(main(['serve', '--port', '8799']))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -32,7 +32,7 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
-from barbu_env.records import GameRecord, replay_record  # noqa: E402
+from barbu_env.evaluation.records import GameRecord, replay_record  # noqa: E402
 
 HOST = "127.0.0.1"  # never any other address (the clients' own addresses are loopback ones too)
 CLIENTS = 16
@@ -53,7 +53,7 @@ MAX_LOG_LINES = 60
 SERVER = f"""
 import resource, socket
 resource.setrlimit(resource.RLIMIT_NOFILE, ({FILES}, {FILES}))
-from barbu_env.web.server import create_app, serve
+from barbu_env.play.web.server import create_app, serve
 sock = socket.socket()
 sock.bind(("{HOST}", 0))
 print(sock.getsockname()[1], flush=True)

@@ -9,7 +9,7 @@ import pytest
 from oracle.engine import settle
 from scripted import deal, declare, new_game, play, take_turns
 
-from barbu_env.engine import NUM_PLAYERS, Phase
+from barbu_env.game.engine import NUM_PLAYERS, Phase
 
 
 def levels_from(pairs: dict[tuple[int, int], int]) -> list[list[int]]:

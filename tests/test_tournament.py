@@ -1,4 +1,4 @@
-"""The duplicate tournament (barbu_env/tournament/): seating, reproducibility, zero sums,
+"""The duplicate tournament (barbu_env/evaluation/tournament/): seating, reproducibility, zero sums,
 the fast game loop against the AEC environment, and the statistics."""
 
 from __future__ import annotations
@@ -13,10 +13,8 @@ import pytest
 
 import barbu_env
 from barbu_env.agents import Agent, make_agent
-from barbu_env.engine import NUM_HANDS, contract_total
-from barbu_env.records import GameRecord, replay_record
-from barbu_env.rules import Rules, load_rules
-from barbu_env.tournament import (
+from barbu_env.evaluation.records import GameRecord, replay_record
+from barbu_env.evaluation.tournament import (
     SEATINGS,
     agent_labels,
     deal_set,
@@ -27,6 +25,8 @@ from barbu_env.tournament import (
     seating,
     t95,
 )
+from barbu_env.game.engine import NUM_HANDS, contract_total
+from barbu_env.game.rules import Rules, load_rules
 
 FOUR_RANDOM = ["random"] * 4
 
@@ -73,7 +73,7 @@ def test_the_four_games_of_a_deal_set_share_its_deals(small_run):
 
 
 def _card_texts(cards):
-    from barbu_env.cards import card_text
+    from barbu_env.game.cards import card_text
 
     return [card_text(c) for c in sorted(cards)]
 
@@ -364,7 +364,10 @@ def test_an_illegal_action_names_the_agent(workers, monkeypatch):
 
 
 def test_importing_the_harness_loads_no_torch():
-    code = "import sys, barbu_env.tournament\nassert not {'torch', 'pettingzoo'} & set(sys.modules)\n"
+    code = "import sys, barbu_env.evaluation.tournament\nassert not {'torch', 'pettingzoo'} & set(sys.modules)\n"
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
-    code = "import sys, barbu_env.records\nassert not {'torch', 'pettingzoo'} & set(sys.modules), sys.modules.keys()\n"
+    code = (
+        "import sys, barbu_env.evaluation.records\n"
+        "assert not {'torch', 'pettingzoo'} & set(sys.modules), sys.modules.keys()\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)

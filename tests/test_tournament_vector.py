@@ -13,10 +13,10 @@ import lockstep_reference
 import numpy as np
 import pytest
 
-from barbu_env import tournament
 from barbu_env.agents import make_agent, registry
-from barbu_env.rules import load_rules, preset_names
-from barbu_env.tournament import GameData, _Job, agent_labels, agent_seed, evaluate
+from barbu_env.evaluation import tournament
+from barbu_env.evaluation.tournament import GameData, _Job, agent_labels, agent_seed, evaluate
+from barbu_env.game.rules import load_rules, preset_names
 
 HEURISTICS = ["heuristic", "heuristic", "heuristic", "random"]
 

@@ -18,9 +18,9 @@ import torch
 import yaml
 from tiny_runs import tiny
 
-from barbu_env.cli import main as barbu
-from models.policy import load_checkpoint
-from training import config, ppo
+from barbu_env.cli.main import main as barbu
+from barbu_models.policy import load_checkpoint
+from barbu_training import config, ppo
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A chain's top level: tiny runs of one iteration (about 3,100 decisions), no evaluations.
@@ -263,9 +263,9 @@ def test_the_recipe_config_is_default_yaml_then_five_rounds_of_finetune_yaml():
 
 def test_the_expert_recipe_config_teaches_ppo_finetuned_then_runs_finetune_yaml_anchored_to_the_result():
     first, second = config.stage_args(config.load_args(str(ROOT / "configs/train/ppo-expert.yaml")))
-    from training.expert import ExpertArgs, stage_expert_args
+    from barbu_training.expert import ExpertArgs, stage_expert_args
 
-    # the model card's step 1 (python -m training.expert --worlds 16 --games 160), with the searcher spelled out
+    # the model card's step 1 (python -m barbu_training.expert --worlds 16 --games 160), with the searcher spelled out
     assert dataclasses.replace(stage_expert_args(first), searcher="pimc-ppo", out="runs/expert1") == ExpertArgs(
         worlds=16, games=160, out="runs/expert1"
     )

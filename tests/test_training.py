@@ -15,9 +15,9 @@ import torch
 from tiny_runs import tiny
 
 from barbu_env.agents.pretrained import checkpoint_path
-from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM, decode
-from barbu_env.rules import load_rules
-from models.policy import (
+from barbu_env.game.observation import OBS_DIM, PRIVILEGED_DIM, decode
+from barbu_env.game.rules import load_rules
+from barbu_models.policy import (
     BarbuActorCritic,
     MaskedCategorical,
     PolicyConfig,
@@ -25,8 +25,8 @@ from models.policy import (
     save_checkpoint,
     with_privileged_critic,
 )
-from training import config, ppo, rollout
-from training.policy_agent import PolicyAgent, load_policy_agent
+from barbu_training import config, ppo, rollout
+from barbu_training.policy_agent import PolicyAgent, load_policy_agent
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -98,7 +98,7 @@ def test_per_seat_gae_follows_each_seats_own_decisions():
 def test_rewards_land_on_the_decision_before_they_settle_and_discount_with_gamma_below_one():
     # Seats 0 and 1; step 2 ends a hand on seat 0's card (0: +10, 1: -10), step 4 is a forced
     # move (nobody decides), step 5 ends the game on seat 0's card (0: -4, 1: +4).
-    from barbu_env.credit import credit_steps
+    from barbu_env.game.credit import credit_steps
 
     credit = credit_steps(
         deciders=[0, 1, 0, 1, -1, 0],
@@ -375,7 +375,7 @@ def test_tiny_run_trains_checkpoints_and_evaluates(tmp_path):
     assert payload["iteration"] == 2 and len(payload["pool"]) == 2 and "optimizer" in payload
     # resuming is tested exactly: test_a_run_interrupted_and_resumed_ends_exactly_as_the_uninterrupted_run
 
-    from barbu_env.cli import main
+    from barbu_env.cli.main import main
 
     out = tmp_path / "eval.json"
     assert (
@@ -454,7 +454,7 @@ def test_a_run_with_a_privileged_critic_starts_from_a_checkpoint_without_one(tmp
 
 
 def test_the_network_defaults_read_this_observation_layout():
-    from barbu_env.observation import NUM_CARD_ROWS, OBS_LAYOUT
+    from barbu_env.game.observation import NUM_CARD_ROWS, OBS_LAYOUT
 
     c = PolicyConfig()
     assert (c.obs_dim, c.card_rows, c.obs_layout) == (OBS_DIM, NUM_CARD_ROWS, OBS_LAYOUT)
@@ -651,7 +651,7 @@ def test_the_first_ppo_minibatch_has_ratio_one_and_the_stored_values_are_the_mod
 
 
 def test_best_pt_is_the_best_periodic_evaluation_and_the_final_one_plays_other_deals(tmp_path, monkeypatch):
-    from barbu_env import tournament
+    from barbu_env.evaluation import tournament
 
     calls = []
     evaluate = tournament.evaluate

@@ -32,11 +32,11 @@ import yaml
 from tiny_runs import tiny
 
 from barbu_env.agents.pretrained import checkpoint_path
-from barbu_env.cli import main as barbu
-from barbu_env.files import InputError, safe_yaml
-from barbu_env.rules import RulesError, read_rules_file
-from models.policy import SIZE_LIMITS, BarbuActorCritic, PolicyConfig, load_checkpoint, save_checkpoint
-from training import config, ppo
+from barbu_env.cli.main import main as barbu
+from barbu_env.game.rules import RulesError, read_rules_file
+from barbu_env.util.files import InputError, safe_yaml
+from barbu_models.policy import SIZE_LIMITS, BarbuActorCritic, PolicyConfig, load_checkpoint, save_checkpoint
+from barbu_training import config, ppo
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A run of a few hundred decisions: periodic evaluations (best.pt, the learning curve), a
@@ -100,7 +100,7 @@ def test_a_run_that_cannot_write_its_start_on_a_full_disk_leaves_the_finished_ru
     code = (
         "import resource, sys\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (300, resource.RLIM_INFINITY))\n"  # a disk with 300 bytes left
-        "from barbu_env.cli import main\n"
+        "from barbu_env.cli.main import main\n"
         f"sys.exit(main(['train', '--config', {str(_config(tmp_path))!r}]))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
@@ -417,9 +417,9 @@ def test_checkpoints_summaries_and_plots_on_a_full_disk_leave_the_old_files_whol
         "import resource, sys\n"
         f"resource.setrlimit(resource.RLIMIT_FSIZE, ({ckpt.stat().st_size + 100}, resource.RLIM_INFINITY))\n"
         "from pathlib import Path\n"
-        "from barbu_env.files import OutputError\n"
-        "from models.policy import BarbuActorCritic, PolicyConfig, save_checkpoint\n"
-        "from training.ppo import plot_learning_curve\n"
+        "from barbu_env.util.files import OutputError\n"
+        "from barbu_models.policy import BarbuActorCritic, PolicyConfig, save_checkpoint\n"
+        "from barbu_training.ppo import plot_learning_curve\n"
         "for write in (\n"
         f"    lambda: save_checkpoint({str(ckpt)!r}, BarbuActorCritic(PolicyConfig(hidden=64, card_embed=8))),\n"
         f"    lambda: plot_learning_curve({history!r}, Path({str(plot)!r})),\n"

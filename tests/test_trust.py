@@ -20,9 +20,9 @@ from tiny_runs import tiny_maskable_ppo
 
 import barbu_env
 from barbu_env.agents import UntrustedFileError, make_agent
-from barbu_env.cli import main as barbu
-from barbu_env.gym_env import BarbuGymEnv
-from barbu_env.tournament import evaluate
+from barbu_env.cli.main import main as barbu
+from barbu_env.envs.gym_env import BarbuGymEnv
+from barbu_env.evaluation.tournament import evaluate
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +136,7 @@ def test_an_rllib_checkpoint_is_refused_without_trust_before_ray_is_imported(tmp
 
 
 def test_trust_is_accepted_and_ignored_by_torch_checkpoints_and_registered_agents(tmp_path):
-    from models.policy import BarbuActorCritic, PolicyConfig, save_checkpoint
+    from barbu_models.policy import BarbuActorCritic, PolicyConfig, save_checkpoint
 
     checkpoint = tmp_path / "tiny.pt"
     save_checkpoint(checkpoint, BarbuActorCritic(PolicyConfig(hidden=32, card_embed=4)))
@@ -151,8 +151,8 @@ def test_trust_is_accepted_and_ignored_by_torch_checkpoints_and_registered_agent
 
 
 def test_the_league_cache_key_ignores_the_opt_in(sb3_model):
-    from barbu_env.league import cache_key
-    from barbu_env.rules import load_rules
+    from barbu_env.evaluation.league import cache_key
+    from barbu_env.game.rules import load_rules
 
     def key(spec: str) -> dict:
         return cache_key([spec, "random", "random", "random"], games=8, seed=0, rules=load_rules("standard"))
@@ -195,7 +195,7 @@ def test_commands_refuse_a_pickled_model_without_trust_pickled_in_one_line(comma
 def test_barbu_serve_refuses_a_pickled_model_without_trust_pickled_in_one_line(sb3_model):
     pytest.importorskip("fastapi")
     # In a process of its own: a serve that did not refuse would serve until the timeout.
-    command = [sys.executable, "-m", "barbu_env.cli", "serve", "--agents", f"human,{sb3_model},random,random"]
+    command = [sys.executable, "-m", "barbu_env.cli.main", "serve", "--agents", f"human,{sb3_model},random,random"]
     done = subprocess.run([*command, "--port", "0"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("barbu serve: error: ")
@@ -225,7 +225,7 @@ def test_the_browser_table_loads_no_file_a_request_names(sb3_model, tmp_path):
     pytest.importorskip("fastapi")
     from fastapi import HTTPException
 
-    from barbu_env.web.server import NewGame, create_app
+    from barbu_env.play.web.server import NewGame, create_app
 
     marker = tmp_path / "pwned"
     evil = malicious_sb3_model(sb3_model, tmp_path / "evil.zip", marker)

@@ -1,4 +1,4 @@
-"""The batched engine's API (barbu_env/vector.py): automatic reset and its infos, seeding,
+"""The batched engine's API (barbu_env/game/vector.py): automatic reset and its infos, seeding,
 deals, errors, the Gymnasium view. Its games are compared with the oracle's, decision by
 decision, under every preset and switch, in tests/test_oracle.py."""
 
@@ -15,12 +15,12 @@ from oracle.engine import BarbuState as OracleState
 from oracle.observation import ObservationEncoder as OracleEncoder
 
 import barbu_env
-from barbu_env.actions import mask_array
-from barbu_env.cards import cards_of
-from barbu_env.engine import NUM_ACTIONS, DealError, IllegalActionError
-from barbu_env.observation import OBS_DIM, OFFSETS
-from barbu_env.rules import Rules
-from barbu_env.vector import VectorBarbu, rules_params
+from barbu_env.game.actions import mask_array
+from barbu_env.game.cards import cards_of
+from barbu_env.game.engine import NUM_ACTIONS, DealError, IllegalActionError
+from barbu_env.game.observation import OBS_DIM, OFFSETS
+from barbu_env.game.rules import Rules
+from barbu_env.game.vector import VectorBarbu, rules_params
 
 
 def random_legal(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
@@ -228,7 +228,7 @@ def test_other_hands_are_the_privileged_rows():
 def test_gymnasium_vector_env_wraps_the_batched_engine():
     import gymnasium
 
-    from barbu_env.vector_gym import BarbuVectorEnv
+    from barbu_env.envs.vector_gym import BarbuVectorEnv
 
     envs = BarbuVectorEnv(3, rules="declarer_only", seed=4)
     assert isinstance(envs, gymnasium.vector.VectorEnv)
@@ -264,8 +264,8 @@ def test_a_slot_deals_the_same_games_whatever_the_batch_size():
 
 
 def test_the_kernels_take_their_layout_from_the_observation():
-    from barbu_env import _kernels as K
-    from barbu_env.observation import OFFSETS
+    from barbu_env.game import _kernels as K
+    from barbu_env.game.observation import OFFSETS
 
     assert K.compiled_constants() == K.FROZEN  # what the compiled code holds is the current layout
     assert (K.O_PLAYED, K.O_STEP_BLOCK, K.O_VOIDS, K.OBS_DIM) == (
@@ -281,12 +281,12 @@ def test_a_stale_compilation_is_compiled_afresh_on_import(tmp_path):
     # numba's disk cache notices changes to a kernel module's own file, not to the constants it
     # reads from another module: a package whose constant changes under an unchanged kernel
     # file gets the old value from the cache, unless the module refreshes a stale cache on
-    # import as every kernel module does (barbu_env._bits.refresh_stale_cache).
+    # import as every kernel module does (barbu_env.game._bits.refresh_stale_cache).
     package = tmp_path / "stalepkg"
     package.mkdir()
     (package / "__init__.py").write_text("")
     kernel_code = (
-        "from barbu_env._bits import kernel, refresh_stale_cache\n"
+        "from barbu_env.game._bits import kernel, refresh_stale_cache\n"
         "from .consts import X\n"
         "FROZEN = (X,)\n"
         "@kernel\n"

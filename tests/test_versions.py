@@ -14,9 +14,9 @@ import yaml
 from pettingzoo.utils.deprecated_module import DeprecatedEnv
 
 import barbu_env
-import barbu_env.gym_env
+import barbu_env.envs.gym_env
 from barbu_env import barbu_v1
-from barbu_env.observation import OBS_DIM
+from barbu_env.game.observation import OBS_DIM
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,7 +66,7 @@ def test_barbu_v1_is_the_current_environment():
 def test_barbu_v1_is_made_by_gymnasium():
     assert barbu_env.GYM_ENV_ID == "Barbu-v1"
     env = gymnasium.make("Barbu-v1", opponents="random", episode="hand")
-    assert isinstance(env.unwrapped, barbu_env.gym_env.BarbuGymEnv)
+    assert isinstance(env.unwrapped, barbu_env.envs.gym_env.BarbuGymEnv)
     obs, _ = env.reset(seed=0)
     assert obs.shape == (1132,)
 

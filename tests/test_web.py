@@ -27,10 +27,10 @@ pytest.importorskip("uvicorn")
 from live_server import serving  # noqa: E402
 
 from barbu_env.agents import make_agent  # noqa: E402
-from barbu_env.engine import BarbuState  # noqa: E402
-from barbu_env.human import play_game  # noqa: E402
-from barbu_env.records import GameRecord, replay_record  # noqa: E402
-from barbu_env.web.server import create_app  # noqa: E402
+from barbu_env.evaluation.records import GameRecord, replay_record  # noqa: E402
+from barbu_env.game.engine import BarbuState  # noqa: E402
+from barbu_env.play.terminal import play_game  # noqa: E402
+from barbu_env.play.web.server import create_app  # noqa: E402
 
 REQUIRE_ENV = "BARBU_REQUIRE_BROWSER"
 

@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from barbu_env.agents.pretrained import SHIPPED
-from barbu_env.extras import install_hint
-from barbu_env.rules import load_rules, preset_names
+from barbu_env.game.rules import load_rules, preset_names
+from barbu_env.util.extras import install_hint
 
 ROOT = Path(__file__).resolve().parent.parent
 #: What a wheel is built from (``pyproject.toml`` names README.md as the readme), and
@@ -33,11 +33,11 @@ ROOT = Path(__file__).resolve().parent.parent
 #: ``build/`` or ``*.egg-info`` into the work tree.
 SOURCES = ("pyproject.toml", "README.md", "barbu_env", "training", "models", "experiments")
 #: The installed packages: what users run. Experiments and benchmarks run from a checkout.
-PACKAGES = {"barbu_env", "training", "models"}
+PACKAGES = {"barbu_env", "barbu_training", "barbu_models"}
 
 PROBE = """\
 import json, barbu_env
-from barbu_env.rules import PRESETS_DIR, load_rules, preset_names
+from barbu_env.game.rules import PRESETS_DIR, load_rules, preset_names
 print(json.dumps({"module": barbu_env.__file__, "presets_dir": str(PRESETS_DIR), "presets": preset_names(),
                   "classic": load_rules("classic").to_dict()}))
 """
@@ -119,13 +119,15 @@ def test_the_wheel_ships_the_packages_and_no_experiment(wheel):
     assert experiments >= {"distill.py", "bench_training.py", "bench_rllib_cluster.py", "fit_hand_values.py"}
     shipped = [n for n in names if Path(n).name in experiments]
     assert shipped == [], f"experiments in the wheel: {shipped}"
-    assert "training/ppo.py" in names and "training/checkpoint_loader.py" in names  # the probe sees the packages
+    assert (
+        "barbu_training/ppo.py" in names and "barbu_training/checkpoint_loader.py" in names
+    )  # the probe sees the packages
 
 
 def test_a_wheel_installed_outside_the_repository_has_the_presets_and_evaluates(wheel, tmp_path):
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
-    shipped = sorted(Path(n).stem for n in names if n.startswith("barbu_env/presets/") and n.endswith(".yaml"))
+    shipped = sorted(Path(n).stem for n in names if n.startswith("barbu_env/game/presets/") and n.endswith(".yaml"))
     assert shipped == preset_names()
 
     site = tmp_path / "site"
@@ -141,7 +143,7 @@ def test_a_wheel_installed_outside_the_repository_has_the_presets_and_evaluates(
     assert probe["classic"] == load_rules("classic").to_dict()
 
     done = _run(
-        [sys.executable, "-m", "barbu_env.cli", "eval", "--rules", "classic",
+        [sys.executable, "-m", "barbu_env.cli.main", "eval", "--rules", "classic",
          "--agents", "heuristic,random,random,random", "--games", "4", "--workers", "1", "--no-progress"],
         cwd=elsewhere,
         env=env,
@@ -151,7 +153,7 @@ def test_a_wheel_installed_outside_the_repository_has_the_presets_and_evaluates(
         card = Path(checkpoint).with_suffix(".md").name
         assert {f"barbu_env/agents/pretrained/{f}" for f in (checkpoint, card)} <= set(names), name
     done = _run(
-        [sys.executable, "-m", "barbu_env.cli", "eval",
+        [sys.executable, "-m", "barbu_env.cli.main", "eval",
          "--agents", "ppo,heuristic,heuristic,heuristic", "--games", "4", "--workers", "1", "--no-progress"],
         cwd=elsewhere,
         env=env,
@@ -162,7 +164,7 @@ def test_a_wheel_installed_outside_the_repository_has_the_presets_and_evaluates(
 #: Run in the core install: the shipped policy without torch.
 PPO_WITHOUT_TORCH = """\
 from barbu_env.agents import make_agent
-from barbu_env.extras import MissingExtraError
+from barbu_env.util.extras import MissingExtraError
 try:
     make_agent("ppo")
 except MissingExtraError as e:
@@ -207,3 +209,53 @@ def test_the_core_install_plays_heuristic_and_pimc_and_names_the_train_extra_for
         cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert (failed.returncode, failed.stdout, failed.stderr) == (1, "", f"barbu eval: error: {message}\n")
+
+
+#: A user's own project with packages named ``models`` and ``training``, whose modules fail if
+#: anything of barbu's imports them.
+USER_PACKAGE_MODULES = {
+    "models/__init__.py": "",
+    "models/policy.py": "raise ImportError('the user project models.policy was imported')\n",
+    "training/__init__.py": "",
+    "training/checkpoint_loader.py": "raise ImportError('the user project training.checkpoint_loader was imported')\n",
+    "training/policy_agent.py": "raise ImportError('the user project training.policy_agent was imported')\n",
+    "training/ppo.py": "raise ImportError('the user project training.ppo was imported')\n",
+}
+WHICH_PPO = """\
+from barbu_env.agents import make_agent
+import models, training
+agent = make_agent("ppo")
+print(type(agent).__module__, models.__file__, training.__file__)
+"""
+
+
+@pytest.mark.slow  # about 35 s: a wheel install, an evaluation and a tiny training run
+def test_a_user_project_with_its_own_models_and_training_packages_runs_the_shipped_policies_and_train(wheel, tmp_path):
+    site = tmp_path / "site"
+    _run([*PIP, "install", "--no-deps", "--no-index", "--target", str(site), str(wheel)], cwd=tmp_path)
+    project = tmp_path / "project"
+    for name, text in USER_PACKAGE_MODULES.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    # the project's root first on the path, as `python -m` and `python -c` put it there
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": f"{project}{os.pathsep}{site}"}
+
+    module, models_file, training_file = _run([sys.executable, "-c", WHICH_PPO], cwd=project, env=env).stdout.split()
+    assert module == "barbu_training.policy_agent"
+    assert Path(models_file).is_relative_to(project) and Path(training_file).is_relative_to(project)
+
+    done = _run(
+        [sys.executable, "-m", "barbu_env.cli.main", "eval",
+         "--agents", "ppo,heuristic,heuristic,heuristic", "--games", "4", "--workers", "1", "--no-progress"],
+        cwd=project,
+        env=env,
+    )  # fmt: skip
+    assert "ppo" in done.stdout
+    config = project / "tiny.yaml"
+    config.write_text(
+        "num_workers: 1\nnum_games: 2\nminibatch_size: 512\nupdate_epochs: 1\nhidden: 32\ncard_embed: 4\n"
+        "eval_every: 0\nfinal_eval_games: 0\nprogress: false\ntorch_threads: 1\ntotal_decisions: 3000\n"
+        "exp_name: mine\nrun_dir: runs\n"
+    )
+    _run([sys.executable, "-m", "barbu_env.cli.main", "train", "--config", str(config)], cwd=project, env=env)
+    assert (project / "runs" / "mine" / "summary.json").exists()

@@ -1,4 +1,4 @@
-"""Rollout workers on Ray (``training.workers``, ``barbu train --workers N``): one worker
+"""Rollout workers on Ray (``barbu_training.workers``, ``barbu train --workers N``): one worker
 trains exactly as the in-process path, the packing is exact, overlapped rollouts resume
 exactly, and a worker that dies ends the run with one line and its last whole iteration
 kept. One local Ray (two CPUs) serves the module. The two-node cluster is
@@ -14,10 +14,10 @@ import pytest
 import torch
 from tiny_runs import tiny
 
-from models.policy import load_checkpoint
-from training.config import Args, ConfigError
-from training.ppo import Trainer
-from training.workers import WorkerLost, merge, pack, unpack, wire_bytes
+from barbu_models.policy import load_checkpoint
+from barbu_training.config import Args, ConfigError
+from barbu_training.ppo import Trainer
+from barbu_training.workers import WorkerLost, merge, pack, unpack, wire_bytes
 
 ray = pytest.importorskip("ray")
 

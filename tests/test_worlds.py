@@ -1,4 +1,4 @@
-"""The hidden-hand sampler (``barbu_env.worlds``): every world it draws is consistent with
+"""The hidden-hand sampler (``barbu_env.game.worlds``): every world it draws is consistent with
 the constraints, its frequencies match a brute-force enumeration of the consistent
 worlds on small end positions, ``count_worlds`` matches that enumeration, and bad
 constraints fail clearly."""
@@ -11,8 +11,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from barbu_env.cards import FULL_DECK, SUIT_MASK, cards_of, parse_hand
-from barbu_env.worlds import count_worlds, sample_worlds
+from barbu_env.game.cards import FULL_DECK, SUIT_MASK, cards_of, parse_hand
+from barbu_env.game.worlds import count_worlds, sample_worlds
 
 SEATS = 3
 #: Frequency tests reject uniformity below this p-value.

@@ -27,7 +27,7 @@ def tiny_maskable_ppo(**changes):
     layer, 64-step rollouts, on the CPU), untrained; ``changes`` override its arguments."""
     from sb3_contrib import MaskablePPO
 
-    from barbu_env.gym_env import BarbuGymEnv
+    from barbu_env.envs.gym_env import BarbuGymEnv
 
     kwargs = dict(n_steps=64, batch_size=64, seed=0, policy_kwargs={"net_arch": [16]}, device="cpu")
     return MaskablePPO("MlpPolicy", BarbuGymEnv(seat="rotate"), **(kwargs | changes))

@@ -1,10 +1,10 @@
 """What a checkpoint given to ``resume`` must hold, checked whole before a run starts.
 
-``models.policy.load_checkpoint`` has checked the network (its config within bounds, its
+``barbu_models.policy.load_checkpoint`` has checked the network (its config within bounds, its
 weights' names, shapes and values) when ``check_resumable`` is called; this checks the
-rest of what ``training.ppo.Trainer`` restores, so that a shipped policy (no optimizer), a
+rest of what ``barbu_training.ppo.Trainer`` restores, so that a shipped policy (no optimizer), a
 foreign generator state or a pool snapshot of another network is refused with one line by
-``training.config.prepare``, before the run folder is touched, and never fails part way
+``barbu_training.config.prepare``, before the run folder is touched, and never fails part way
 into a run:
 
 - the network is the one the run's config builds;
@@ -17,7 +17,7 @@ into a run:
   one's score and path);
 - ``update_generator``: a state a torch generator takes;
 - ``pool`` and, with ``overlap``, ``rollout_weights`` and ``rollout_pool``: snapshots of
-  this network (``models.policy.check_weights``).
+  this network (``barbu_models.policy.check_weights``).
 
 Each check raises a ValueError of one line naming the part that is wrong.
 """
@@ -30,8 +30,8 @@ from typing import Any
 
 import torch
 
-from barbu_env.files import quote
-from models.policy import PolicyConfig, check_weights, checked_config, shapes
+from barbu_env.util.files import quote
+from barbu_models.policy import PolicyConfig, check_weights, checked_config, shapes
 
 #: The values of Adam's settings the trainer makes its optimizer with (``Trainer``:
 #: ``Adam(lr, eps=1e-5)``); the learning rate is set every iteration, so it is not checked.

@@ -46,10 +46,10 @@ from pathlib import Path
 from typing import Any
 
 from barbu_env.agents.registry import split_agent_specs
-from barbu_env.files import InputError, quote, read_text, safe_yaml
-from barbu_env.observation import NUM_CARD_ROWS, OBS_DIM, OBS_LAYOUT, PRIVILEGED_DIM
-from models.policy import SIZE_LIMITS, PolicyConfig
-from training.precision import PRECISIONS
+from barbu_env.game.observation import NUM_CARD_ROWS, OBS_DIM, OBS_LAYOUT, PRIVILEGED_DIM
+from barbu_env.util.files import InputError, quote, read_text, safe_yaml
+from barbu_models.policy import SIZE_LIMITS, PolicyConfig
+from barbu_training.precision import PRECISIONS
 
 # ---------------------------------------------------------------------- valid values
 
@@ -129,14 +129,14 @@ def _expert_fields(name: str, value: Any) -> dict:
         raise ConfigError(f"{name} must be {VALID[name].describe()}, not {_show(value)}")
     if not value:
         return {}
-    from training.expert import EXPERT_VALID, FROM_THE_RUN
+    from barbu_training.expert import EXPERT_VALID, FROM_THE_RUN
 
     checked = {}
     for key, item in value.items():
         if key in FROM_THE_RUN:
             raise ConfigError(f"{name}: {_show(key)} is the run's {FROM_THE_RUN[key]}, not a field of {name}")
         if key not in EXPERT_VALID:
-            raise ConfigError(f"{name}: unknown expert-iteration field {_show(key)} (training.expert.ExpertArgs)")
+            raise ConfigError(f"{name}: unknown expert-iteration field {_show(key)} (barbu_training.expert.ExpertArgs)")
         checked[key] = EXPERT_VALID[key].check(f"{name}: {key}", item)
     return checked
 
@@ -175,7 +175,7 @@ _AGENTS = "agent specs separated by commas (registered names or checkpoint paths
 #: chosen is there too). Upper bounds keep a run inside what a machine can hold: the
 #: rollout buffers (``num_games``), the networks (``hidden``, ``layers``, ``card_embed``,
 #: ``pool_size``), a minibatch's activations; ``prepare`` also compares the whole estimate
-#: with this machine's memory. The network's sizes are ``models.policy.SIZE_LIMITS``, the
+#: with this machine's memory. The network's sizes are ``barbu_models.policy.SIZE_LIMITS``, the
 #: bounds a checkpoint's network is checked against too. Every float field's range is one
 #: the update survives: each value in it trains, or stops the run with ``TrainingDiverged``
 #: and its last whole iteration kept (a ``reward_scale`` that sends rewards past float32's
@@ -192,7 +192,8 @@ VALID: dict[str, Valid] = {
     "init": Valid("str", text="empty, a shipped policy (ppo, ppo-finetuned) or a checkpoint file"),
     "stages": Valid("list", text="a list of mappings of training fields (and init_from), or empty"),
     "expert": Valid(
-        "expert", text="empty, or a mapping of expert-iteration fields (training.expert.ExpertArgs: worlds, games, ...)"
+        "expert",
+        text="empty, or a mapping of expert-iteration fields (barbu_training.expert.ExpertArgs: worlds, games, ...)",
     ),
     "num_games": _int(1, 16_384),
     "episode": Valid("str", choices=("game", "round", "hand")),
@@ -292,18 +293,18 @@ class Args:
     in their folder) and resumes the first that did not from its ``latest.pt``.
     Valid: a list of mappings of training fields (and init_from), or empty."""
     expert: dict = dataclasses.field(default_factory=dict)
-    """Make this run's network by expert iteration (``training.expert``) instead of PPO:
+    """Make this run's network by expert iteration (``barbu_training.expert``) instead of PPO:
     the ``ExpertArgs`` fields to set (``worlds``, ``games``, ``temperature``, ...; config
     files only). ``init`` is the student; the searcher is ``pimc-ppo`` with the student as
     its rollout policy and prior unless the mapping names one; ``seed``, ``num_workers``,
     ``rules`` and ``torch_threads`` are the run's; the result is ``expert.pt`` in the run
     folder, which the next stage of a chain starts from. A stage's own field, not the top
     level's of a chain. Valid: empty, or a mapping of expert-iteration fields
-    (training.expert.ExpertArgs: worlds, games, ...)."""
+    (barbu_training.expert.ExpertArgs: worlds, games, ...)."""
 
     # --- rollouts ---
     num_games: int = 512
-    """Games the batched engine (``barbu_env.vector.VectorBarbu``) steps together in the
+    """Games the batched engine (``barbu_env.game.vector.VectorBarbu``) steps together in the
     learner process; each rollout plays them to the end of their episode (``episode``),
     about 1,570 decisions per whole game. Valid: an integer from 1 to 16,384."""
     episode: str = "game"
@@ -319,7 +320,7 @@ class Args:
     """Where the network computes, in the rollouts' inference and the update: ``auto`` (a
     CUDA GPU when there is one, else Apple's MPS, else the CPU), ``cpu``, ``cuda``,
     ``cuda:N`` or ``mps``; a device this machine lacks is an error
-    (``models.device.resolve_device``). Checkpoints are saved on the CPU, so they load
+    (``barbu_models.device.resolve_device``). Checkpoints are saved on the CPU, so they load
     anywhere, and a resumed run carries on on this device; the duplicate evaluations play
     the checkpoints on the CPU, in ``num_workers`` processes.
     Valid: auto, cpu, cuda, cuda:N or mps, one this machine has."""
@@ -328,17 +329,17 @@ class Args:
     ``bfloat16`` (mixed precision: bfloat16 products accumulated in float32, float32
     weights and losses), or ``auto``: bfloat16 where the device multiplies it natively
     (a CPU with AVX-512 BF16 or AMX, a CUDA GPU that supports it), else float32
-    (``training.precision``). Valid: one of auto, float32, bfloat16."""
+    (``barbu_training.precision``). Valid: one of auto, float32, bfloat16."""
     skip_forced: bool = True
     """A decision with a single legal action is played without asking anyone and is not a
     transition: the seat's rewards keep flowing to its previous decision (about 23% of
     decisions are forced: last cards of a suit, doubling turns with no choice). Valid: true or false."""
 
-    # --- rollout workers (training.workers) ---
+    # --- rollout workers (barbu_training.workers) ---
     workers: int = 0
     """Rollout workers: Ray actors that play the rollouts, each its share of the
     ``num_games`` games with a CPU copy of the policy, while the learner process updates
-    (``training.workers``); 0: the rollouts play in the learner process. One worker plays
+    (``barbu_training.workers``); 0: the rollouts play in the learner process. One worker plays
     exactly the in-process rollouts. Valid: an integer from 0 to 1024."""
     ray_address: str = ""
     """The Ray cluster the workers run on: empty (a local Ray started for the run, or the
@@ -527,7 +528,7 @@ def load_args(config: str | None = None, overrides: dict[str, Any] | None = None
     YAML mapping. In a chain of ``stages`` the overrides win over every stage's own values
     too, but for the chain's fields (``CHAIN_FIELDS``): ``exp_name`` and ``resume`` are the
     top level's only, ``init`` the first stage's. The file is read as a stranger's
-    (``barbu_env.files.read_text`` and ``safe_yaml``: at most ``CONFIG_FILE_LIMIT`` bytes of a
+    (``barbu_env.util.files.read_text`` and ``safe_yaml``: at most ``CONFIG_FILE_LIMIT`` bytes of a
     regular file, no alias bomb)."""
     values: dict[Any, Any] = {}
     where = f"{config}: " if config else ""
@@ -695,7 +696,7 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
     resolves on it, every agent of ``bc_teacher``, ``baselines`` and ``eval_opponents`` can
     be made, the checkpoints of ``resume``/``init`` and ``kl_anchor`` load (their networks
     within bounds, their weights of the right shapes and finite), everything a resumed run
-    restores is whole (``training.checkpoint_check``), the first rollouts have games to
+    restores is whole (``barbu_training.checkpoint_check``), the first rollouts have games to
     play (a fresh run's pool is empty), and the run's memory (``memory_needed``) fits in
     ``memory`` bytes (default: this machine's, and a CUDA device's own for the networks);
     for a run of expert iteration (``expert``), that its searcher can be made and every
@@ -708,12 +709,12 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
 
     from barbu_env.agents import make_agent
     from barbu_env.agents.pretrained import SHIPPED, checkpoint_path
-    from barbu_env.extras import MissingExtraError
-    from barbu_env.rules import load_rules
-    from models.device import resolve_device
-    from models.policy import load_checkpoint
-    from training.checkpoint_check import check_resumable
-    from training.precision import resolve_precision
+    from barbu_env.game.rules import load_rules
+    from barbu_env.util.extras import MissingExtraError
+    from barbu_models.device import resolve_device
+    from barbu_models.policy import load_checkpoint
+    from barbu_training.checkpoint_check import check_resumable
+    from barbu_training.precision import resolve_precision
 
     try:
         rules = load_rules(args.rules)
@@ -725,7 +726,7 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
         raise ConfigError(f"device: {_one_line(e)}") from None
     dtype = resolve_precision(args.precision, device)
     if args.workers:
-        from barbu_env.extras import require
+        from barbu_env.util.extras import require
 
         try:
             require("ray", "ray", f"workers {args.workers}")
@@ -766,7 +767,7 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
     anchor_spec = init if args.kl_anchor == "init" else args.kl_anchor
     anchor = load("kl_anchor", anchor_spec)[0] if anchor_spec else None
     if args.expert:
-        from training.expert import stage_expert_args
+        from barbu_training.expert import stage_expert_args
 
         expert = stage_expert_args(args)
         if not expert.labels:
@@ -841,7 +842,7 @@ def warn_oversubscribed(args: Args, cores: int | None = None) -> None:
 
 def memory_needed(args: Args) -> tuple[int, int]:
     """Bytes a run needs, about: ``(in all, on the network's device)``. In all: the
-    rollout buffers (``training.rollout.buffer_bytes``), the network with its gradients,
+    rollout buffers (``barbu_training.rollout.buffer_bytes``), the network with its gradients,
     Adam's two moments and the copies a run keeps (the last whole iteration's, the pool's
     snapshots and their networks), and a minibatch's activations; on the device, the
     network, its gradients and moments, and the activations. Rollout workers on a Ray this
@@ -850,8 +851,8 @@ def memory_needed(args: Args) -> tuple[int, int]:
     pool; workers on a cluster use their nodes' memory, not counted."""
     import torch
 
-    from models.policy import BarbuActorCritic
-    from training.rollout import buffer_bytes
+    from barbu_models.policy import BarbuActorCritic
+    from barbu_training.rollout import buffer_bytes
 
     with torch.device("meta"):  # shapes only: nothing allocated
         model = BarbuActorCritic(model_config(args))

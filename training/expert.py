@@ -1,6 +1,6 @@
 """Expert iteration: a network taught by the guided search, with soft targets.
 
-``python -m training.expert --student ppo-finetuned --games 96 --out runs/expert``
+``python -m barbu_training.expert --student ppo-finetuned --games 96 --out runs/expert``
 
 The guided search (``pimc-ppo``: the student as every seat's rollout policy) plays better
 than the student where its rollouts can see what a decision leads to. This script moves
@@ -54,22 +54,22 @@ from pathlib import Path
 
 import numpy as np
 
-from barbu_env.extras import needs
-from barbu_env.files import replacing, write_text
+from barbu_env.util.extras import needs
+from barbu_env.util.files import replacing, write_text
 
-with needs("train", "training.expert"):  # one line if the extra is missing
+with needs("train", "barbu_training.expert"):  # one line if the extra is missing
     import torch
 
-from barbu_env.actions import NUM_ACTIONS
 from barbu_env.agents import make_agent
 from barbu_env.agents.pimc import PimcAgent
 from barbu_env.agents.pretrained import checkpoint_path
-from barbu_env.constants import Contract, Phase
-from barbu_env.driver import play
-from barbu_env.observation import OFFSETS
-from barbu_env.vector import VectorBarbu
-from models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
-from training.config import VALID, ConfigError, Valid, add_field_flags
+from barbu_env.game.actions import NUM_ACTIONS
+from barbu_env.game.constants import Contract, Phase
+from barbu_env.game.driver import play
+from barbu_env.game.observation import OFFSETS
+from barbu_env.game.vector import VectorBarbu
+from barbu_models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
+from barbu_training.config import VALID, ConfigError, Valid, add_field_flags
 
 
 @dataclass
@@ -135,7 +135,7 @@ class ExpertArgs:
             )
 
 
-#: The valid values of each ``ExpertArgs`` field (as ``training.config.VALID`` for ``Args``,
+#: The valid values of each ``ExpertArgs`` field (as ``barbu_training.config.VALID`` for ``Args``,
 #: whose ranges the fields a training run passes on keep).
 EXPERT_VALID: dict[str, Valid] = {
     "student": Valid("str", text="a shipped policy or a checkpoint file"),
@@ -329,7 +329,7 @@ def fit(model: BarbuActorCritic, data: dict[str, np.ndarray], args: ExpertArgs, 
 def run(args: ExpertArgs, before_writing: Callable[[], None] = lambda: None) -> dict:
     """Label (or load ``args.labels``), fit, save ``expert.pt``, ``labels.npz`` and
     ``summary.json`` in ``args.out`` (each replaced whole or not at all:
-    ``barbu_env.files``), calling ``before_writing`` before the first of them; returns
+    ``barbu_env.util.files``), calling ``before_writing`` before the first of them; returns
     the summary."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -380,7 +380,7 @@ def _nothing() -> None:
 
 
 #: ``ExpertArgs`` fields that a stage of a training chain takes from its own ``Args``
-#: (``training.config.Args.expert``), not from its ``expert`` mapping.
+#: (``barbu_training.config.Args.expert``), not from its ``expert`` mapping.
 FROM_THE_RUN = {
     "student": "init",
     "out": "exp_name",
@@ -392,7 +392,7 @@ FROM_THE_RUN = {
 
 
 def stage_expert_args(args) -> ExpertArgs:
-    """The ``ExpertArgs`` of a training run (``training.config.Args``) whose ``expert``
+    """The ``ExpertArgs`` of a training run (``barbu_training.config.Args``) whose ``expert``
     mapping is set: the mapping's fields, the student its ``init``, the searcher (unless
     the mapping names one) ``pimc-ppo`` with the student as its rollout policy and prior,
     the result in its run folder, and its ``seed``, ``num_workers``, ``rules`` and
@@ -442,7 +442,7 @@ def describe(summary: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.expert", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m barbu_training.expert", description=__doc__.split("\n\n")[0])
     try:
         args = ExpertArgs(**vars(add_field_flags(parser, ExpertArgs).parse_args(argv)))
     except ConfigError as e:

@@ -4,11 +4,11 @@
 spec                                       loader
 =========================================  ==================================================
 ``runs/sb3/model.zip``                     ``load_sb3_agent``: an sb3-contrib ``MaskablePPO``
-                                           model (``training/sb3_maskable_ppo.py``)
+                                           model (``examples/sb3_maskable_ppo.py``)
 ``runs/rllib/checkpoint`` (a folder)       ``load_rllib_agent``: an RLlib algorithm or
                                            RLModule checkpoint whose module reads
                                            ``{"observations", "action_mask"}``
-                                           (``training/rllib_ppo.py``)
+                                           (``examples/rllib_ppo.py``)
 =========================================  ==================================================
 
 Both are declared under the ``barbu.agent_loaders`` entry point (``pyproject.toml``)
@@ -31,7 +31,7 @@ before the trust refusal; with trust, SB3 loads the capped copy of the members r
 the file itself. A zip bomb is refused in one line without decompressing it.
 
 Either network is put behind the ``distribution(obs, mask)`` method that
-``training.policy_agent.PolicyAgent`` uses, so these agents act like trained
+``barbu_training.policy_agent.PolicyAgent`` uses, so these agents act like trained
 checkpoints: greedy by default (``deterministic=False`` samples), and one forward pass
 for all the games of a tournament job that share a network.
 """
@@ -46,11 +46,11 @@ from pathlib import Path
 from typing import Any
 
 from barbu_env.agents.registry import UntrustedFileError
-from barbu_env.extras import require
+from barbu_env.util.extras import require
 
 #: (kind, resolved path, mtime) -> network adapter: tournaments build agents for every game.
 _CACHE: dict[tuple[str, str, float], Any] = {}
-#: The policy id ``training/rllib_ppo.py`` trains (one policy shared by the four seats).
+#: The policy id ``examples/rllib_ppo.py`` trains (one policy shared by the four seats).
 RLLIB_POLICY_ID = "shared"
 
 
@@ -64,7 +64,7 @@ def _cached(kind: str, path: Path, build) -> Any:
 def _policy_agent(network: Any, seed: int, deterministic: bool, name: str):
     import torch
 
-    from training.policy_agent import PolicyAgent
+    from barbu_training.policy_agent import PolicyAgent
 
     torch.set_num_threads(1)
     return PolicyAgent(network, seed=seed, deterministic=deterministic, name=name)
@@ -115,7 +115,7 @@ _END_SIGNATURE, _END_LENGTH = b"PK\x05\x06", 22
 def _check_zip_size(path: Path) -> None:
     """Refuse a zip larger than ``SB3_ZIP_LIMIT`` bytes, or whose central directory (read
     from its end record, before ``zipfile`` parses it) lists over ``SB3_MAX_MEMBERS`` members."""
-    from barbu_env.files import InputError
+    from barbu_env.util.files import InputError
 
     size = path.stat().st_size
     if size > SB3_ZIP_LIMIT:
@@ -140,7 +140,7 @@ def read_sb3_members(path: Path, names: list[str] | None = None) -> dict[str, by
     read with its cap (``SB3_MEMBER_LIMITS``); a ValueError naming the file and the member
     for a file or member over its cap (refused unread where the header says so), too many
     members, or a damaged zip."""
-    from barbu_env.files import InputError, quote
+    from barbu_env.util.files import InputError, quote
 
     _check_zip_size(path)
     out: dict[str, bytes] = {}
@@ -247,7 +247,7 @@ class RLlibMaskedPolicy:
         self.module.eval()
 
     def distribution(self, obs, mask):
-        from models.policy import MaskedCategorical
+        from barbu_models.policy import MaskedCategorical
 
         out = self.module.forward_inference({"obs": {"observations": obs, "action_mask": mask.float()}})
         return MaskedCategorical(out["action_dist_inputs"], mask)

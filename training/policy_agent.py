@@ -4,7 +4,7 @@ parameters ``deterministic`` and ``device`` (``make_agent(path, device="cuda")``
 ``best.pt:device=cuda`` as a spec; ``barbu eval --device``). The network computes on
 its device; observations go to it once per call and the actions come back once.
 
-The agent registry reaches ``load_policy_agent`` through ``training.checkpoint_loader``
+The agent registry reaches ``load_policy_agent`` through ``barbu_training.checkpoint_loader``
 (the ``barbu.agent_loaders`` entry point), which imports this module, and torch, only
 for a ``.pt`` file.
 """
@@ -17,14 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from barbu_env.extras import needs
+from barbu_env.util.extras import needs
 
-with needs("train", "training.policy_agent"):  # one line if the extra is missing
+with needs("train", "barbu_training.policy_agent"):  # one line if the extra is missing
     import torch
 
 from barbu_env.agents.base import Agent
-from models.device import resolve_device
-from models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint
+from barbu_models.device import resolve_device
+from barbu_models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint
 
 #: (resolved path, mtime, device) -> model: tournaments build agents for every game.
 _CACHE: dict[tuple[str, float, str], BarbuActorCritic] = {}
@@ -42,7 +42,7 @@ def cached_model(path: str | Path, device: str | torch.device = "cpu") -> BarbuA
 
 def model_device(model: Any) -> torch.device:
     """The device a network computes on: its parameters' for a torch module, else the CPU
-    (the adapters of ``training.external_agents`` take CPU tensors)."""
+    (the adapters of ``barbu_training.external_agents`` take CPU tensors)."""
     if isinstance(model, torch.nn.Module):
         return next(model.parameters()).device
     return torch.device("cpu")
@@ -119,7 +119,7 @@ def load_policy_agent(
     **unknown: Any,
 ) -> PolicyAgent | None:
     """A PolicyAgent (greedy unless ``deterministic=False``) from a checkpoint written by
-    ``models.policy.save_checkpoint``, its network on ``device`` (``cpu`` by default:
+    ``barbu_models.policy.save_checkpoint``, its network on ``device`` (``cpu`` by default:
     tournaments play in several processes; ``auto``, ``cuda``, ``cuda:N``, ``mps``; a
     device this machine lacks is a ValueError); None for other files. ``rules`` is
     ignored (a policy plays by what it learned), and so is ``trust`` (the checkpoint is

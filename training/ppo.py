@@ -24,17 +24,17 @@ no_grad; logged as ``losses/kl_anchor``. With ``kl_coef`` 0 the update is the on
 (the anchor is not even loaded into the trainer).
 
 A chain of runs (``stages``, ``train_stages``): one config, the stages run in order, each
-from the previous one's checkpoint (``training.config.stage_args``), all checked before the
+from the previous one's checkpoint (``barbu_training.config.stage_args``), all checked before the
 first starts; ``--resume auto`` skips the stages that finished and resumes the first that
 did not. A run (a stage) with an ``expert`` mapping is expert iteration instead of PPO
-(``run_one``, ``training.expert.train_expert``). ``configs/train/ppo-finetuned.yaml`` is the
+(``run_one``, ``barbu_training.expert.train_expert``). ``configs/train/ppo-finetuned.yaml`` is the
 chain that made ``ppo-finetuned``, ``configs/train/ppo-expert.yaml`` the one that made
 ``ppo-expert``.
 
 Fine-tuning (optional, ``init``): a new run starts from the weights of a checkpoint or a
 shipped policy (``--init ppo``), with a fresh optimizer, counters and pool; a run with a
 privileged critic may start from a network without one (its critic starts as that
-network's value head: ``models.policy.with_privileged_critic``).
+network's value head: ``barbu_models.policy.with_privileged_critic``).
 
 Logged to TensorBoard: ``charts/`` (decisions per second, learning rate, the learning
 seats' scores by game kind), ``losses/`` and ``eval/`` (the periodic and final duplicate
@@ -45,14 +45,14 @@ the run's seed and the iteration). ``latest.pt`` is written every ``checkpoint_m
 and at every periodic evaluation; Ctrl-C saves the last whole iteration to it and exits
 with one line (``TrainingInterrupted``); a killed run loses the work since the last one.
 
-Rollout workers (optional, ``workers``, ``training.workers``): the rollouts play on Ray
+Rollout workers (optional, ``workers``, ``barbu_training.workers``): the rollouts play on Ray
 actors, each its share of the games, while this process keeps the network and the
 update; one worker plays exactly the in-process rollouts. With ``overlap`` the next
 rollout plays during the update, with the weights and pool from before it (kept in
 checkpoints). A worker that dies ends the run with ``WorkerLost``, the last whole
 iteration saved to ``latest.pt``.
 
-Device (``device``, ``models.device``): the model, the optimizer's state, the update's
+Device (``device``, ``barbu_models.device``): the model, the optimizer's state, the update's
 minibatches (copied from the CPU one at a time) and the rollouts' inference (the pool
 snapshots' too) live on it; checkpoints are saved on the CPU and a resumed run loads
 them onto its device. Progress (``progress``): a bar counting decisions, or under a time
@@ -60,16 +60,16 @@ budget the percent of the run by whichever limit ends it first, then a bar per f
 evaluation.
 
 Run: ``barbu train --config configs/train/quick.yaml`` (any field can be overridden:
-``--seed 3 --total-decisions 2000000``), or ``python -m training.ppo ...``. A fresh run
+``--seed 3 --total-decisions 2000000``), or ``python -m barbu_training.ppo ...``. A fresh run
 replaces the config, the logs, the summary, the learning curve and the checkpoints of an
 earlier run of the same name (``best.pt`` at its first evaluation); a config that fails
-a check (``training.config``: every field's range, then ``prepare``, which also checks a
+a check (``barbu_training.config``: every field's range, then ``prepare``, which also checks a
 checkpoint to resume whole) is a ``ConfigError`` before anything on disk is touched. An
 earlier run's folder is left as it was until the new run has started (its device, its
 rollout workers, then its config and TensorBoard writer, whose failure puts the old files
 back: ``starting_in``); a run that cannot start says why in one line. Every file the
 trainer writes but the TensorBoard log replaces the old one whole or not at all
-(``barbu_env.files``).
+(``barbu_env.util.files``).
 
 Divergence: after each update the losses and the weights must be finite (and the
 rollout's returns before it), and the update must not fail on a number torch cannot hold;
@@ -95,22 +95,22 @@ from typing import Any
 import numpy as np
 import yaml
 
-from barbu_env.extras import needs
+from barbu_env.util.extras import needs
 
-with needs("train", "training.ppo"):  # one line if the extra is missing
+with needs("train", "barbu_training.ppo"):  # one line if the extra is missing
     import torch
 
 from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.agents.registry import split_agent_specs
-from barbu_env.files import OutputError, quote, replacing, write_text
-from models.policy import (
+from barbu_env.util.files import OutputError, quote, replacing, write_text
+from barbu_models.policy import (
     BarbuActorCritic,
     MaskedCategorical,
     load_checkpoint,
     save_checkpoint,
     with_privileged_critic,
 )
-from training.config import (
+from barbu_training.config import (
     Args,
     ConfigError,
     build_parser,
@@ -120,9 +120,9 @@ from training.config import (
     resume_path,
     stage_args,
 )
-from training.precision import autocast
-from training.rollout import GAME_KINDS, Collector, Rollout, rollout_generators
-from training.workers import WorkerGroup, WorkerLost
+from barbu_training.precision import autocast
+from barbu_training.rollout import GAME_KINDS, Collector, Rollout, rollout_generators
+from barbu_training.workers import WorkerGroup, WorkerLost
 
 __all__ = [
     "Args",
@@ -182,7 +182,7 @@ def imitation_update(
     """Warm start: train the policy to pick the teacher's actions (masked cross-entropy)
     and the value head to predict the returns, ``bc_epochs`` passes of
     ``bc_minibatch_size`` (shuffled with ``gen``), the forward passes' matrix products in
-    ``dtype`` (``training.precision``), each minibatch copied to the model's device.
+    ``dtype`` (``barbu_training.precision``), each minibatch copied to the model's device.
     Returns the last minibatch's losses and accuracy."""
     n = len(b["obs"])
     device = next(model.parameters()).device
@@ -224,7 +224,7 @@ def ppo_update(
 ) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over the rollout (CleanRL's update, with the
     masks reapplied; minibatches shuffled with ``gen``; the forward passes' matrix products
-    in ``dtype``, ``training.precision``). Returns the last minibatch's
+    in ``dtype``, ``barbu_training.precision``). Returns the last minibatch's
     losses, the clip fraction, the explained variance, and ``losses/first_ratio_error``:
     the largest ``|ratio - 1|`` of the first minibatch (0 up to rounding: the stored
     log-probabilities are the model's own before the update). The rollout ``b`` stays on
@@ -304,7 +304,7 @@ class StartFailed(RuntimeError):
 
 
 def start_workers(args: Args, rules: Any) -> WorkerGroup:
-    """The run's rollout workers (``training.workers.WorkerGroup``); Ray failing to start
+    """The run's rollout workers (``barbu_training.workers.WorkerGroup``); Ray failing to start
     them is a ``StartFailed`` of one line (a ``WorkerLost`` says so itself)."""
     try:
         return WorkerGroup(args, rules)
@@ -422,7 +422,7 @@ class Trainer:
         self.boundary = self.state()  # the state after the last whole iteration (what Ctrl-C saves)
         self.bar = None  # run()'s progress bar (tqdm), kept after it closes
         self.summary_workers: dict[str, Any] = {"count": 0}  # the rollout workers, as the summary tells them
-        # --- the rollouts (in this process, or on Ray workers: training.workers), then the run
+        # --- the rollouts (in this process, or on Ray workers: barbu_training.workers), then the run
         # folder, its config and its TensorBoard log: an earlier run's folder is left as it was
         # until all of them have started (put back if the folder's part fails), and workers
         # that started are ended if anything after them fails ---
@@ -463,7 +463,7 @@ class Trainer:
         """Start from the weights of a checkpoint or a shipped policy (``init``; ``loaded``:
         it, loaded already); a network of another shape is a ValueError, except that a run
         with ``central_critic`` may start from a network without one
-        (``models.policy.with_privileged_critic``: its critic starts as the checkpoint's
+        (``barbu_models.policy.with_privileged_critic``: its critic starts as the checkpoint's
         value head)."""
         start, _ = loaded or load_checkpoint(checkpoint_path(spec))
         wanted = self.model.config
@@ -577,7 +577,7 @@ class Trainer:
     def collect(self) -> Rollout:
         """This iteration's rollout (the teacher's games during the warm start), seeded by
         the run's seed and the iteration (so that a resumed run plays what it would have):
-        in this process, or on the rollout workers (``training.workers``). With
+        in this process, or on the rollout workers (``barbu_training.workers``). With
         ``overlap``, the workers then start the next iteration's rollout with the weights
         and pool of this one (``lagged``, kept in checkpoints: a resumed run plays it alike)."""
         if self.workers is None:
@@ -821,9 +821,9 @@ def train(args: Args) -> dict[str, Any]:
 
 def run_one(args: Args) -> dict[str, Any]:
     """One run: PPO (``Trainer``), or expert iteration for a run with an ``expert`` mapping
-    (``training.expert.train_expert``)."""
+    (``barbu_training.expert.train_expert``)."""
     if args.expert:
-        from training.expert import train_expert
+        from barbu_training.expert import train_expert
 
         prepare(args)
         return train_expert(args)
@@ -839,7 +839,7 @@ def finished(args: Args) -> bool:
 
 def plan_stages(args: Args) -> tuple[list[Args], int]:
     """The chain of ``args.stages`` as it will run: every stage's Args
-    (``training.config.stage_args``; the first to run with its ``resume``) and the index of
+    (``barbu_training.config.stage_args``; the first to run with its ``resume``) and the index of
     the first to run, all checked, nothing on disk touched. Without ``resume`` every stage
     runs. With ``resume`` (``auto``, or a checkpoint in its folder) the stages that
     finished (``finished``) are skipped and the first that did not resumes (``auto``: from
@@ -903,7 +903,7 @@ def evaluate_checkpoint(
     """Duplicate evaluation of a checkpoint against three of each eval opponent (on the
     periodic evaluations' deals unless another ``seed`` is given), the checkpoint played on
     the CPU in ``num_workers`` processes; ``progress``: a bar per opponent on stderr."""
-    from barbu_env.tournament import evaluate
+    from barbu_env.evaluation.tournament import evaluate
 
     out = {}
     for opp in split_agent_specs(args.eval_opponents):
@@ -957,7 +957,7 @@ def plot_learning_curve(history: list[dict], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from barbu_env.tournament import format_table
+    from barbu_env.evaluation.tournament import format_table
 
     ns = vars(build_parser().parse_args(argv))
     config = ns.pop("config", None)
@@ -981,7 +981,7 @@ def main(argv: list[str] | None = None) -> int:
             done = " (finished before this session)" if one["skipped"] else ""
             print(f"\n=== stage {one['stage']} of {len(stages)}: {Path(one['run']).name}{done}")
         if one.get("expert"):
-            from training.expert import describe
+            from barbu_training.expert import describe
 
             print(f"expert iteration: {describe(one)}")
             print(f"network: {one['checkpoint']} ({one['minutes']:.1f} min)")

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import contextlib
 
-from barbu_env.extras import needs
+from barbu_env.util.extras import needs
 
-with needs("train", "training.precision"):  # one line if the extra is missing
+with needs("train", "barbu_training.precision"):  # one line if the extra is missing
     import torch
 
 PRECISIONS = ("auto", "float32", "bfloat16")

@@ -5,7 +5,7 @@ decisions, the opponent plan, then the ``Collector`` that plays the games.
 
 Per-seat bookkeeping: a seat's transition runs from one of its decisions to its next
 decision (or the end of the game); its reward is the sum of its own settled hand scores
-in between, times ``reward_scale`` — the rule of ``barbu_env.credit``, which the
+in between, times ``reward_scale`` — the rule of ``barbu_env.game.credit``, which the
 Gymnasium and RLlib environments follow too. Forced decisions (a single legal action)
 are played without asking anyone and are not transitions (``skip_forced``). Advantages
 are computed by GAE along each seat's own sequence of transitions (Schulman et al.
@@ -17,7 +17,7 @@ Opponents: each game of a rollout is, by the weights ``opp_self`` / ``opp_pool``
 ``opp_baselines``, either pure self-play (all four seats learn), or one or two learning
 seats against a past snapshot of the policy (a sampling ``PolicyAgent``), or against
 baseline agents (names from the agent registry). The games are played by the batched
-play driver (``barbu_env.driver.play``); the opponents are asked through its ``Seated``
+play driver (``barbu_env.game.driver.play``); the opponents are asked through its ``Seated``
 (one call per opponent, or per group sharing a ``batch_key``, per step).
 """
 
@@ -28,22 +28,22 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from barbu_env.extras import needs
+from barbu_env.util.extras import needs
 
-with needs("train", "training.rollout"):  # one line if the extra is missing
+with needs("train", "barbu_training.rollout"):  # one line if the extra is missing
     import torch
 
 from barbu_env.agents import Agent, ask, make_agent
 from barbu_env.agents.registry import agent_takes, split_agent_specs
-from barbu_env.credit import NO_DECISION, SeatCredit
-from barbu_env.driver import Seated, Step, play
-from barbu_env.engine import NUM_ACTIONS, NUM_HANDS, NUM_PLAYERS, episode_hands
-from barbu_env.observation import OBS_DIM, PRIVILEGED_DIM
-from barbu_env.vector import VectorBarbu
-from models.policy import BarbuActorCritic, MaskedCategorical
-from training.config import Args, model_config
-from training.policy_agent import PolicyAgent
-from training.precision import autocast
+from barbu_env.game.credit import NO_DECISION, SeatCredit
+from barbu_env.game.driver import Seated, Step, play
+from barbu_env.game.engine import NUM_ACTIONS, NUM_HANDS, NUM_PLAYERS, episode_hands
+from barbu_env.game.observation import OBS_DIM, PRIVILEGED_DIM
+from barbu_env.game.vector import VectorBarbu
+from barbu_models.policy import BarbuActorCritic, MaskedCategorical
+from barbu_training.config import Args, model_config
+from barbu_training.policy_agent import PolicyAgent
+from barbu_training.precision import autocast
 
 GAME_KINDS = ("self", "pool", "agent")  # self-play, against a pool snapshot, against baselines
 DECISIONS_PER_GAME = 1400  # a little more than the unforced decisions of a game (about 1,210): the buffers' start
@@ -126,7 +126,7 @@ def rollout_generators(seed: int, iteration: int, share: int = 0) -> tuple[np.ra
     """The generators of share ``share`` of iteration ``iteration``'s rollout: the plan,
     deals and opponents' draws (numpy) and the policy's samples (torch). Share 0 is the
     in-process rollout's, ``[seed, iteration]``; the other shares of a run with rollout
-    workers (``training.workers``) add their index, ``[seed, iteration, share]``."""
+    workers (``barbu_training.workers``) add their index, ``[seed, iteration, share]``."""
     key = [seed, iteration] + ([share] if share else [])
     gen = torch.Generator().manual_seed(int(np.random.SeedSequence(key).generate_state(1)[0]))
     return np.random.default_rng(key), gen
@@ -209,12 +209,12 @@ class Collector:
     snapshot, its network on the policy's device, through the driver's ``Seated``); forced decisions
     (``skip_forced``) and games already over take their first legal action without
     asking anyone. The learning seats' transitions go straight into buffers kept from
-    one rollout to the next; their rewards are credited by ``barbu_env.credit.SeatCredit``."""
+    one rollout to the next; their rewards are credited by ``barbu_env.game.credit.SeatCredit``."""
 
     def __init__(self, args: Args, rules, capacity: int = 0, dtype: torch.dtype = torch.float32):
         """``capacity``: transitions the buffers hold before they grow (default: about
         ``num_games`` whole episodes of four learning seats). ``dtype``: the learning
-        policy's matrix products (``training.precision``; the update's, so that the
+        policy's matrix products (``barbu_training.precision``; the update's, so that the
         stored log-probabilities are the ones the update recomputes)."""
         self.args = args
         self.dtype = dtype
@@ -296,7 +296,7 @@ class Collector:
             args, rng, B, len(baselines), len(snapshots), teacher=teacher_agent is not None
         )
 
-        # --- play every game to its end (barbu_env.driver.play) ---
+        # --- play every game to its end (barbu_env.game.driver.play) ---
         credit = SeatCredit(B)  # each seat's rewards since its latest transition (ids: buffer rows)
         seated = Seated(opponents, np.maximum(opponent, 0)) if opponents else None  # asked for their seats only
         filled = [0]  # transitions written so far

@@ -14,7 +14,7 @@ but is a path to a file is handed to the loaders registered with ``register_load
 with ``trust=True``, else ``UntrustedFileError``.
 """
 
-from ..driver import act_rows, ask
+from ..game.driver import act_rows, ask
 from . import heuristic as _heuristic  # noqa: F401
 
 # Importing the baselines registers them (openspiel-ismcts imports pyspiel only when made).

@@ -13,10 +13,10 @@ expected-raw-score model, then the versus-declarer model), so that a change of a
 in ``heuristic.py`` never meets a stale compilation cached on disk. The card, contract,
 phase and action constants are the engine's; the observation offsets are looked up by
 name in ``observation.OFFSETS`` (on import, a compilation cached for another layout is
-dropped and made afresh: ``barbu_env._bits.refresh_stale_cache``). Contracts are ``C_*``,
-phases ``PH_*``; the bit helpers are ``barbu_env._bits``'.
+dropped and made afresh: ``barbu_env.game._bits.refresh_stale_cache``). Contracts are ``C_*``,
+phases ``PH_*``; the bit helpers are ``barbu_env.game._bits``'.
 
-As in ``barbu_env._kernels``, every function is compiled with ``cache=True`` and without
+As in ``barbu_env.game._kernels``, every function is compiled with ``cache=True`` and without
 reference counting (``_nrt=False``: they allocate nothing; the caller passes the scratch
 array ``feat``), card sets are uint64 with ``np.uint64`` constants (``uint64 op int64``
 is float64 in numba), and powers take a float exponent (``x ** float(k)``: libm's
@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._bits import U0, U1, bit, highest, kernel, lowest, popcount, refresh_stale_cache
-from ..actions import DECLARE_OFFSET, DOUBLE_OFFSET, NUM_ACTIONS, RANK_OFFSET, TRUMP_OFFSET
-from ..cards import (
+from ..game._bits import U0, U1, bit, highest, kernel, lowest, popcount, refresh_stale_cache
+from ..game.actions import DECLARE_OFFSET, DOUBLE_OFFSET, NUM_ACTIONS, RANK_OFFSET, TRUMP_OFFSET
+from ..game.cards import (
     ACE,
     ACE_OF_HEARTS,
     FULL_DECK,
@@ -44,9 +44,9 @@ from ..cards import (
     QUEENS_MASK,
     RANK_MASK,
 )
-from ..constants import CARDS_PER_HAND, NUM_PLAYERS
-from ..engine import Contract, Phase
-from ..observation import OBS_DIM, OFFSETS
+from ..game.constants import CARDS_PER_HAND, NUM_PLAYERS
+from ..game.engine import Contract, Phase
+from ..game.observation import OBS_DIM, OFFSETS
 
 # ---------------------------------------------------------------------- constants
 
@@ -1038,5 +1038,5 @@ def _play_domino(obs, fp, cards):
 # ---------------------------------------------------------------------- the disk cache
 
 # A compilation cached for another observation layout is dropped and made afresh (the policy
-# of every kernel module: ``barbu_env._bits.refresh_stale_cache``).
+# of every kernel module: ``barbu_env.game._bits.refresh_stale_cache``).
 refresh_stale_cache(globals(), layout, LAYOUT)

@@ -13,7 +13,7 @@ Subclass :class:`Agent` and write either method: the base class serves the other
 An agent that writes only ``act`` is asked row by row, each row with its acting agent's
 name (a human at the terminal needs it); one that writes ``act_batch`` is asked once per
 batch. An object that is not an ``Agent`` but has ``act`` (a user's class written for
-the environment) is served row by row too (``barbu_env.driver.ask``).
+the environment) is served row by row too (``barbu_env.game.driver.ask``).
 
 Sharing: instances of one agent class often decide with one thing between them — one
 network for the policies loaded from a file, one compiled kernel for heuristics under
@@ -21,7 +21,7 @@ the same rules — while each draws its own random numbers. Such instances set a
 hashable ``batch_key`` (not None), and their ``act_batch`` takes ``instances``: row i is
 decided by ``instances[i]`` (its generator, its settings) in the same one call. Who is
 asked together is the business of whoever plays many games at once — the batched play
-driver (``barbu_env.driver``) groups its rows with ``act_rows`` — not the agent's.
+driver (``barbu_env.game.driver``) groups its rows with ``act_rows`` — not the agent's.
 
 >>> masks = np.zeros((3, 85), dtype=np.int8); masks[:, [52, 55]] = 1
 >>> obs = np.zeros((3, 1132), dtype=np.float32)
@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from ..driver import act_by_rows
+from ..game.driver import act_by_rows
 
 
 class Agent:

@@ -63,11 +63,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..actions import NUM_ACTIONS
-from ..argtypes import AGENT_PARAMS
-from ..engine import contract_total
-from ..observation import OBS_DIM
-from ..rules import Rules, load_rules
+from ..game.actions import NUM_ACTIONS
+from ..game.engine import contract_total
+from ..game.observation import OBS_DIM
+from ..game.rules import Rules, load_rules
+from ..util.argtypes import AGENT_PARAMS
 from .base import Agent
 from .registry import register
 

@@ -3,14 +3,14 @@ external baseline that no one here wrote.
 
 At each decision with more than one legal action, the agent
 
-1. rebuilds the position its observation shows (``barbu_env.position.Positions.
+1. rebuilds the position its observation shows (``barbu_env.game.position.Positions.
    from_observation``; it never sees the environment), fills the three hidden hands with
    one world drawn uniformly among those consistent with everything public
-   (``barbu_env.worlds.sample_worlds``: any consistent world will do, as the bot
+   (``barbu_env.game.worlds.sample_worlds``: any consistent world will do, as the bot
    resamples),
 2. makes it an engine game that ends with the current hand (``BarbuState.from_position(
    ..., episode="hand")``) and a state of the pyspiel game ``python_barbu`` with
-   ``episode=hand`` continuing from it (``barbu_env.openspiel.state_from_engine``),
+   ``episode=hand`` continuing from it (``barbu_env.envs.openspiel.state_from_engine``),
 3. asks OpenSpiel's ``ISMCTSBot`` (``open_spiel.python.algorithms.ismcts``, Cowling,
    Powley and Whitehouse 2011) for its action: each of ``simulations`` simulations
    redeals the hidden cards through the state's ``resample_from_infostate`` (uniform
@@ -43,7 +43,7 @@ seed.
 
 It needs OpenSpiel, the ``openspiel`` extra (``pip install -c constraints.txt -e
 ".[openspiel]"`` in barbu's clone); without it, making the agent raises
-``barbu_env.extras.MissingExtraError`` with the one line to act on. Importing this module
+``barbu_env.util.extras.MissingExtraError`` with the one line to act on. Importing this module
 (``import barbu_env``, the registry) does not import ``pyspiel``.
 """
 
@@ -53,12 +53,12 @@ import importlib
 
 import numpy as np
 
-from ..argtypes import AGENT_PARAMS
-from ..engine import BarbuState
-from ..extras import require
-from ..position import Positions
-from ..rules import Rules, load_rules
-from ..worlds import sample_worlds
+from ..game.engine import BarbuState
+from ..game.position import Positions
+from ..game.rules import Rules, load_rules
+from ..game.worlds import sample_worlds
+from ..util.argtypes import AGENT_PARAMS
+from ..util.extras import require
 from .base import Agent
 from .registry import register
 
@@ -90,7 +90,7 @@ class OpenSpielISMCTSAgent(Agent):
         rollouts = valid["rollouts"].check(rollouts, "openspiel-ismcts: rollouts")
         uct_c = valid["uct_c"].check(uct_c, "openspiel-ismcts: uct_c")
         pyspiel = require("pyspiel", "openspiel", FEATURE, "open_spiel")
-        spiel = importlib.import_module("barbu_env.openspiel")
+        spiel = importlib.import_module("barbu_env.envs.openspiel")
         ismcts = importlib.import_module("open_spiel.python.algorithms.ismcts")
         mcts = importlib.import_module("open_spiel.python.algorithms.mcts")
         self.rules = load_rules(rules)

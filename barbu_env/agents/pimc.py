@@ -2,11 +2,11 @@
 
 At each decision with more than one legal action, the agent
 
-1. rebuilds the position its observation shows (``barbu_env.position.Positions.
+1. rebuilds the position its observation shows (``barbu_env.game.position.Positions.
    from_observation``; it never sees the environment),
 2. samples ``worlds`` deals of the hidden cards, uniformly among those consistent with
    everything public: cards played, hand sizes, and what the rules made each play
-   reveal (the observation's ``excluded`` rows; ``barbu_env.worlds``),
+   reveal (the observation's ``excluded`` rows; ``barbu_env.game.worlds``),
 3. plays every legal action in every world and then the rest of the hand with the
    rollout policy (``heuristic`` by default: any agent, asked in batches) for all four
    seats, all worlds x actions of all the games it decides at once stepping together in
@@ -35,7 +35,7 @@ seconds per decision (worlds are then searched in rounds of up to 8 until the li
 contract choices subtract the contract's average (default true), ``device`` where a
 rollout policy that takes one (a trained checkpoint) computes (its own default, the CPU,
 unless given: ``"pimc:rollout=runs/x/best.pt,device=cuda"``; ``barbu eval --device``
-sets it), ``seed``. The numbers' ranges (``barbu_env.argtypes.AGENT_PARAMS``: ``worlds`` 1
+sets it), ``seed``. The numbers' ranges (``barbu_env.util.argtypes.AGENT_PARAMS``: ``worlds`` 1
 to 4,096, ``time_limit`` above 0 and at most 3,600, ``cover`` and ``certain`` above 0 and
 at most 1) are checked when the agent is made, before anything is built; a search holds at
 most ``ROUND_SLOTS`` rollout games at once, whatever its worlds.
@@ -58,16 +58,16 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-from .._kernels import F_DECLARER
-from ..actions import DECLARE_OFFSET
-from ..argtypes import AGENT_PARAMS
-from ..constants import NUM_CONTRACTS, Phase
-from ..driver import Seated, play
-from ..observation import OFFSETS
-from ..position import Positions
-from ..rules import Rules, load_rules
-from ..vector import VectorBarbu
-from ..worlds import sample_worlds
+from ..game._kernels import F_DECLARER
+from ..game.actions import DECLARE_OFFSET
+from ..game.constants import NUM_CONTRACTS, Phase
+from ..game.driver import Seated, play
+from ..game.observation import OFFSETS
+from ..game.position import Positions
+from ..game.rules import Rules, load_rules
+from ..game.vector import VectorBarbu
+from ..game.worlds import sample_worlds
+from ..util.argtypes import AGENT_PARAMS
 from .base import Agent
 from .registry import agent_takes, make_agent, register
 
@@ -337,7 +337,7 @@ def rollout_values(
     observer: int | np.ndarray = 0,
 ) -> tuple[np.ndarray, int]:
     """For each position: apply ``first_actions[k]``, play the rest of the hand with
-    ``agent`` at every seat (``barbu_env.driver.play``, ``until="hand"``), and take the
+    ``agent`` at every seat (``barbu_env.game.driver.play``, ``until="hand"``), and take the
     settled score of the hand for ``observer`` (a seat, or one per position): float64
     [N], and the number of the agent's decisions."""
     n = len(positions)

@@ -6,7 +6,7 @@ card beside it (``<name>.md``: the rules it was trained under, the observation l
 the config and command that trained it, wall time, decisions and its results). Loading
 one goes through the checkpoint loaders (``barbu.agent_loaders`` entry points, so torch
 is imported only when a shipped policy is asked for: without the ``train`` extra, a
-one-line ``barbu_env.extras.MissingExtraError``); it plays its most likely legal
+one-line ``barbu_env.util.extras.MissingExtraError``); it plays its most likely legal
 action, or samples with ``deterministic=False``; ``device`` (``cpu`` by default) is where
 its network computes (``ppo:device=cuda``).
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..extras import require
+from ..util.extras import require
 from .base import Agent
 from .registry import make_agent, register
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 # The action ids and the fixed sizes and names live below the engine; they are re-exported here.
-from barbu_env.actions import (
+from barbu_env.game.actions import (
     DECLARE_OFFSET,
     DOUBLE_OFFSET,
     NUM_ACTIONS,
@@ -54,7 +54,7 @@ from barbu_env.actions import (
     action_text,
     actions_of,
 )
-from barbu_env.cards import (
+from barbu_env.game.cards import (
     ACE_OF_HEARTS,
     FULL_DECK,
     HEARTS,
@@ -67,7 +67,7 @@ from barbu_env.cards import (
     hand_text,
     to_card,
 )
-from barbu_env.constants import (
+from barbu_env.game.constants import (
     CARDS_PER_HAND,
     CONTRACT_NAMES,
     HANDS_PER_DECLARER,
@@ -78,7 +78,7 @@ from barbu_env.constants import (
     Contract,
     Phase,
 )
-from barbu_env.rules import Rules, load_rules
+from barbu_env.game.rules import Rules, load_rules
 
 _ALL_CONTRACTS = (1 << NUM_CONTRACTS) - 1
 _TRUMP_BITS = 0xF << TRUMP_OFFSET

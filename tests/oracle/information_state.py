@@ -2,7 +2,7 @@
 remembers of the hand under way, written independently of the product's kernels.
 
 An information state is the oracle's observation (``observation.py``) followed by four
-slices (the layout of ``barbu_env.observation.INFO_SLICES``, restated here):
+slices (the layout of ``barbu_env.game.observation.INFO_SLICES``, restated here):
 
 * ``dealt`` (52): the observer's hand as dealt this hand;
 * ``play_order`` (52 x 52): ``[k, card] = 1`` when ``card`` was the (k+1)-th card played
@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from barbu_env.actions import DOUBLE_OFFSET, PASS_ACTION
-from barbu_env.cards import NUM_CARDS
-from barbu_env.constants import NUM_PLAYERS, Phase
-
-from .engine import BarbuState
-from .observation import OBS_DIM, SLICES
+from barbu_env.game.actions import DOUBLE_OFFSET, PASS_ACTION
+from barbu_env.game.cards import NUM_CARDS
+from barbu_env.game.constants import NUM_PLAYERS, Phase
+from tests.oracle.engine import BarbuState
+from tests.oracle.observation import OBS_DIM, SLICES
 
 #: Doubling turns in a hand at most: four, then at most three redouble-pass turns.
 MAX_TURNS = 7

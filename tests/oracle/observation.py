@@ -4,7 +4,7 @@ Everything is from the observer's seat: relative seat 0 is the observer, 1 its l
 (next to play), 2 opposite, 3 right. A card row is 52 values in card-id order
 (``suit * 13 + rank``). Only the observer's own hand and public facts are encoded.
 The slices are ``SLICES`` below, in order; the environment's documentation
-(``barbu_env/aec.py``) has the table of what each means, and a test keeps the two
+(``barbu_env/envs/aec.py``) has the table of what each means, and a test keeps the two
 in step.
 
 ``OBS_DIM`` is the sum of the slices (1132). ``decode(obs)`` splits a vector (or a batch)
@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from barbu_env.cards import NUM_CARDS
-from barbu_env.constants import NUM_CONTRACTS, NUM_HANDS, NUM_PLAYERS, Phase
-
-from .engine import BarbuState
+from barbu_env.game.cards import NUM_CARDS
+from barbu_env.game.constants import NUM_CONTRACTS, NUM_HANDS, NUM_PLAYERS, Phase
+from tests.oracle.engine import BarbuState
 
 # (name, shape) of every slice, in order; the offsets follow.
 SLICES: tuple[tuple[str, tuple[int, ...]], ...] = (

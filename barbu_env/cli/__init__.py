@@ -1,0 +1,1 @@
+"""The ``barbu`` command line: the commands. The top layer."""

@@ -1,0 +1,319 @@
+"""Barbu for single-agent libraries: one learning seat, three opponents, a Gymnasium env.
+
+===================  =============================================================
+Import               ``import gymnasium, barbu_env`` then
+                     ``gymnasium.make("Barbu-v1", opponents="random")``
+Class                ``barbu_env.envs.gym_env.BarbuGymEnv`` (the same keyword arguments)
+Action space         ``Discrete(85)`` (the AEC environment's actions, docs/rules.md)
+Observation space    ``Box(1132,) float32``: the learner's ``observation`` vector,
+                     bounded as the AEC environment's under the same rules
+Action mask          ``info["action_mask"]``: int8[85]; ``action_masks()`` on the
+                     environment itself: ``env.unwrapped.action_masks()`` or
+                     ``env.get_wrapper_attr("action_masks")()`` through the wrappers
+                     ``gymnasium.make`` adds (sb3-contrib's ``MaskablePPO`` finds it)
+Episode              one whole game (28 hands), about 400 decisions of the learner;
+                     or its first 7 hands or first hand (``episode``)
+Many at once         ``gymnasium.make_vec("Barbu-v1", num_envs=N, ...)``: N of these
+                     on the batched engine, the same arguments
+                     (``barbu_env.envs.vector_gym.BarbuGymVectorEnv``)
+===================  =============================================================
+
+The learner sits in one seat of ``barbu_env.env()``'s game; the other three seats are
+played by agents of ``barbu_env.agents`` (``Agent.act(observation, agent)``) between
+the learner's decisions. ``reset`` returns the learner's first decision, ``step(action)``
+applies it and plays the opponents until the learner is to act again or the game is
+over. Observations and masks are exactly those the AEC environment gives that seat.
+
+Arguments
+---------
+``BarbuGymEnv(opponents="random", seat=0, rules=None, reward_scale=1.0,
+skip_forced=False, illegal_action="random", render_mode=None, episode="game")``
+
+- ``opponents``: one agent spec for all three other seats, or three specs in seat order
+  after the learner (left, opposite, right). A spec is a registered agent name
+  (``"random"``, ``"heuristic"``), a checkpoint path (anything ``barbu eval`` accepts), or
+  an ``Agent`` object. Agents made from names are rebuilt at every reset with seeds drawn
+  from the environment's generator, so a seeded reset replays the same game.
+- ``seat``: the learner's seat 0-3, or ``"rotate"``: seat 0-3 in turn, one per episode,
+  starting from a seat drawn at each seeded reset. ``info["seat"]`` tells which.
+- ``rules``: as for ``barbu_env.env`` (a preset name, a YAML path, a mapping, a ``Rules``).
+- ``reward_scale``: rewards are the learner's settled hand scores times this (default
+  1: the rewards of a game sum to the learner's final score, as in the AEC environment).
+- ``skip_forced``: when true, the learner's forced decisions (a single legal action: a
+  declarer's doubling turn nobody doubled, a Domino pass, a last card) are played for
+  it and not returned (the AEC environment itself puts every forced turn to its agent).
+- ``illegal_action``: what ``step`` does with an action of ``Discrete(85)`` off the mask
+  (an action outside the space raises ``ValueError`` in either mode). ``"random"`` (the
+  default, so that every action of ``Discrete(85)`` is valid, as Gymnasium's API and its
+  checkers expect): a uniformly random legal action is played instead and
+  ``info["illegal_action"]`` is true. ``"raise"``: ``IllegalActionError``, nothing
+  changes (the AEC environment's behaviour; training with masks should use it).
+- ``render_mode``: ``"ansi"`` (``render()`` returns the table as text), ``"rgb_array"``
+  (the table as a picture, ``uint8[640, 960, 3]``, from the learner's seat: its hand
+  face up, the others' backs; ``barbu_env.view.frames``) or None.
+- ``episode``: ``"game"`` (the default: 28 hands), ``"round"`` (the first seven hands)
+  or ``"hand"`` (the first hand), as for ``barbu_env.env``: an episode is the start of
+  the whole game, exactly, and ends when its last hand is settled
+  (docs/rules.md#episodes).
+
+Rewards
+-------
+The reward of ``step`` is the sum of the learner's settled scores (raw contract score
+plus its side bets) of every hand that ended since its previous decision: the hand its
+action finished, or the hand the opponents finished before its next turn. Hands end
+often on an opponent's card, so that is where most rewards arrive. Only the learner's
+own score counts, never an opponent's. Over an episode the rewards sum to
+``reward_scale`` times the learner's score over its hands.
+
+Infos
+-----
+Every ``info`` has ``"seat"`` and ``"action_mask"``; a ``step`` that saw hands end has
+``"hand_results"`` (their ``HandResult.to_dict()``s, as the AEC environment's
+``"hand_result"``), and the last step of the episode ``"scores"`` (the four final scores,
+the totals of its hands, absolute seats).
+
+Reset options
+-------------
+``reset(seed=None, options=None)``: ``"deals"`` and ``"first_declarer"`` as in the AEC
+environment, and ``"seat"`` to put the learner in a given seat for this episode; any
+other key raises ``ValueError``, options that are not a mapping ``TypeError``. As in
+Gymnasium, ``reset(seed=s)`` seeds the environment's generator (``np_random``) and a
+``reset()`` without a seed draws the next game, opponents and all, from the same one.
+
+Termination
+-----------
+``terminated`` is true after hand 28, or the last hand of a shorter ``episode``;
+``truncated`` is always false.
+
+Version history
+---------------
+* v1 (barbu 0.2.0): the observation is the AEC environment's v1 vector, 1132 values
+  (was 924: the ``excluded`` slice); the ``episode`` argument (``"game"``, the default,
+  is the game as before). ``"Barbu-v0"`` raises ``gymnasium.error.DeprecatedEnv``
+  saying so.
+* v0 (barbu 0.1.0): first release.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from ..agents import Agent, make_agent
+from ..game.actions import AGENTS, action_text, mask_array
+from ..game.credit import SeatCredit
+from ..game.engine import NUM_ACTIONS, NUM_PLAYERS, BarbuState, IllegalActionError, episode_hands
+from ..game.observation import ObservationEncoder, observation_bounds
+from ..game.render import render_state
+from ..game.rules import Rules, load_rules
+from ..util.files import quote
+from ._versions import GYM_ENV_ID
+from .aec import reset_options
+
+#: What ``step`` may do with an action off the mask (see ``illegal_action``).
+ILLEGAL_ACTION_MODES = ("random", "raise")
+#: The keys ``reset``'s ``options`` may have (any other is refused: a misspelt option would
+#: otherwise pass unnoticed).
+RESET_OPTIONS = ("deals", "first_declarer", "seat")
+
+
+def opponent_specs(opponents: Any) -> list[str | Agent]:
+    """``opponents`` as three agent specs in seat order after the learner: one spec for all
+    three seats or a sequence of three, each a registered name or checkpoint path (a
+    string or a path) or an ``Agent``; anything else is refused here, not at reset."""
+    one = isinstance(opponents, (str, os.PathLike, Agent))
+    specs = [opponents] * (NUM_PLAYERS - 1) if one else list(opponents) if isinstance(opponents, Sequence) else None
+    if specs is None or len(specs) != NUM_PLAYERS - 1:
+        raise ValueError(f"opponents must be one agent spec or three, not {opponents!r}")
+    for spec in specs:
+        if not isinstance(spec, (str, os.PathLike, Agent)):
+            raise ValueError(f"an opponent is an agent name, a checkpoint path or an Agent, not {spec!r}")
+    return [os.fspath(spec) if isinstance(spec, os.PathLike) else spec for spec in specs]
+
+
+def check_reset_options(options: dict, allowed: Sequence[str] = RESET_OPTIONS) -> None:
+    """Refuse a key of ``options`` that ``reset`` does not take, naming those it does."""
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {unknown}: the options are {list(allowed)}")
+
+
+def action_id(action: Any) -> int:
+    """``action`` as an action id of ``Discrete(85)``: a whole number 0..84 (a Python or
+    numpy number, or a 0-d array of one); anything else (a bool, a string, an array of
+    shape (1,), a fraction) is refused, naming it, whatever ``illegal_action`` says of legal ones."""
+    try:
+        if isinstance(action, (bool, np.bool_)) or (isinstance(action, np.ndarray) and action.ndim):
+            raise TypeError("not one number")
+        number = int(action)
+        whole = number == action
+    except (TypeError, ValueError, OverflowError):  # None, nan, inf, an array, a string
+        number, whole = -1, False
+    if not whole or not 0 <= number < NUM_ACTIONS:
+        raise ValueError(f"action {quote(action)} is not in Discrete({NUM_ACTIONS})")
+    return number
+
+
+class BarbuGymEnv(gymnasium.Env):
+    """One learning seat of Barbu against three agents (see the module docstring)."""
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        opponents: str | Agent | Sequence[str | Agent] = "random",
+        seat: int | str = 0,
+        rules: Rules | str | dict | None = None,
+        reward_scale: float = 1.0,
+        skip_forced: bool = False,
+        illegal_action: str = "random",
+        render_mode: str | None = None,
+        episode: str = "game",
+    ):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, not {render_mode!r}")
+        if seat != "rotate" and (isinstance(seat, bool) or seat not in range(NUM_PLAYERS)):
+            raise ValueError(f"seat must be 0-3 or 'rotate', not {seat!r}")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
+        specs = opponent_specs(opponents)
+        episode_hands(episode)  # an unknown mode fails here, not at reset
+        self.episode = episode
+        self.rules = load_rules(rules)
+        self.opponent_specs = specs
+        self.seat_option = seat
+        self.reward_scale = float(reward_scale)
+        self.skip_forced = bool(skip_forced)
+        self.illegal_action = illegal_action
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(*observation_bounds(self.rules), dtype=np.float32)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        # Checks the specs now (an unknown name or a missing file fails here, not at reset).
+        self._opponents = self._make_opponents(list(range(NUM_PLAYERS - 1)))
+        self._encoder = ObservationEncoder()
+        self._credit = SeatCredit()  # every seat's settled scores since its latest decision
+        self._next_seat = 0
+        self.seat = seat if isinstance(seat, int) else 0
+        self.game: BarbuState | None = None
+        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+
+    # ------------------------------------------------------------------ API
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        options = reset_options(options)  # before anything changes
+        check_reset_options(options)
+        super().reset(seed=seed)
+        rng = self.np_random
+        if "seat" in options:
+            self.seat = int(options["seat"])
+            if self.seat not in range(NUM_PLAYERS):
+                raise ValueError(f"options['seat'] must be 0-3, not {options['seat']!r}")
+        elif self.seat_option == "rotate":
+            if seed is not None:
+                self._next_seat = int(rng.integers(NUM_PLAYERS))
+            self.seat = self._next_seat
+            self._next_seat = (self.seat + 1) % NUM_PLAYERS
+        self._opponents = self._make_opponents([int(s) for s in rng.integers(2**31, size=NUM_PLAYERS - 1)])
+        self.game = BarbuState.new_game(
+            self.rules,
+            np.random.default_rng(int(rng.integers(2**63))),
+            first_declarer=options.get("first_declarer"),
+            deals=options.get("deals"),
+            episode=self.episode,
+        )
+        self._encoder.reset()
+        self._credit.reset()
+        results = self._advance()
+        self._credit.take(0, self.seat)  # scores before the learner's first decision belong to none of its decisions
+        info = self._info(results)
+        return self._observe(), info
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before step()")
+        if game.is_terminal:
+            raise RuntimeError("the episode is over: call reset()")
+        action = action_id(action)
+        illegal = not self._mask[action]
+        if illegal:
+            legal = np.flatnonzero(self._mask).tolist()
+            if self.illegal_action == "raise":
+                named = ", ".join(f"{a} ({action_text(a)})" for a in legal)
+                raise IllegalActionError(
+                    f"action {action} ({action_text(action)}) is illegal for seat {self.seat}; legal actions: {named}"
+                )
+            action = int(self.np_random.choice(legal))
+        result = game.apply_action(action, observe=True)
+        if result is not None:
+            self._credit.add([result.settled])
+        results = ([result] if result is not None else []) + self._advance()
+        reward = self._credit.take(0, self.seat)  # the learner's scores from this decision to its next one
+        info = self._info(results)
+        if illegal:
+            info["illegal_action"] = True
+        if game.is_terminal:
+            info["scores"] = list(game.scores)
+        return self._observe(), self.reward_scale * reward, game.is_terminal, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as booleans [85] (all false once the game is over)."""
+        return self._mask.astype(bool)
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'rgb_array'")
+            return None
+        if self.render_mode == "rgb_array":
+            from ..view.frames import state_frame  # Pillow, loaded only to draw
+
+            return state_frame(self.game, viewer=self.seat)
+        return render_state(self.game, viewer=self.seat)
+
+    # ------------------------------------------------------------------ internals
+
+    def _make_opponents(self, seeds: list[int]) -> list[Agent]:
+        return [
+            spec if not isinstance(spec, str) else make_agent(spec, seed=seed, rules=self.rules)
+            for spec, seed in zip(self.opponent_specs, seeds)
+        ]
+
+    def _advance(self) -> list:
+        """Play the opponents' turns (and, with ``skip_forced``, the learner's forced ones)
+        until the learner has a choice to make or the game ends. Returns the results of
+        the hands that ended on the way (their settled scores go to the seats' credit)."""
+        game, seat, results = self.game, self.seat, []
+        while not game.is_terminal:
+            actor = game.current_player
+            legal = game.legal_mask()
+            if actor == seat:
+                if not (self.skip_forced and legal & (legal - 1) == 0):
+                    break
+                action = legal.bit_length() - 1
+            else:
+                agent = self._opponents[(actor - seat - 1) % NUM_PLAYERS]
+                obs = {"observation": self._encoder.observe(game, actor), "action_mask": mask_array(legal)}
+                action = agent.act(obs, AGENTS[actor])
+            result = game.apply_action(action, observe=True)
+            if result is not None:
+                results.append(result)
+                self._credit.add([result.settled])
+        self._mask = mask_array(game.legal_mask()) if not game.is_terminal else np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return results
+
+    def _observe(self) -> np.ndarray:
+        return self._encoder.observe(self.game, self.seat)
+
+    def _info(self, results: list) -> dict[str, Any]:
+        info: dict[str, Any] = {"seat": self.seat, "action_mask": self._mask.copy()}
+        if results:
+            info["hand_results"] = [r.to_dict() for r in results]
+        return info
+
+
+__all__ = ["GYM_ENV_ID", "ILLEGAL_ACTION_MODES", "RESET_OPTIONS", "BarbuGymEnv", "opponent_specs"]

@@ -1,0 +1,199 @@
+"""What a tournament plays: its size, the deal sets, the seatings, the seeds, the labels
+and the jobs that cut it up.
+
+Contract: the deal sets, seatings, seeds, labels and jobs are pure functions of their
+arguments (the seed of a tournament, a deal set's index, a seating's rotation, a seat);
+nothing here plays a game. The checks (``check_games``, ``check_agents``,
+``check_seed``) refuse, with a ``ValueError`` saying why, what no tournament could play,
+before any game is played (``check_agents`` builds an agent given parameters once, to
+see that it takes them). See the package
+docstring (``barbu_env.evaluation.tournament``) for why the seatings are cyclic and why the seating
+is part of each agent's seed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from barbu_env.agents import agent_names, make_agent, parse_agent_spec
+from barbu_env.agents.registry import spec_without
+from barbu_env.game.constants import NUM_HANDS, NUM_PLAYERS
+from barbu_env.game.rules import Rules
+
+#: Games per deal set: one per cyclic seating.
+SEATINGS = NUM_PLAYERS
+#: SeedSequence stream tags: deals and agents draw from disjoint streams of a deal set.
+_DEAL_STREAM, _AGENT_STREAM = 0, 1
+SEATING_RULE = "cyclic: in seating r, agent k sits in seat (k + r) % 4"
+#: The most games a tournament may be asked for: every game's results stay in memory until
+#: the statistics are taken (about 10 KB per game, so about 100 GB at the maximum).
+MAX_GAMES = 10_000_000
+#: The most deal sets in one job (its games, four per deal set, step together on one engine).
+JOB_DEAL_SETS = 16
+#: About how many jobs a tournament is cut into, to spread over the workers (fewer where it
+#: has fewer deal sets, more once its jobs have ``JOB_DEAL_SETS`` deal sets each).
+JOBS_PER_TOURNAMENT = 16
+
+
+# ---------------------------------------------------------------------- checks before play
+
+
+def check_games(games: int) -> int:
+    """``games`` if a tournament can be asked for it (a whole number from 1 to
+    ``MAX_GAMES``); otherwise ``ValueError`` saying why.
+
+    >>> check_games(100)
+    100
+    >>> check_games(10**12)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: games must be at most 10,000,000 (...), not 1,000,000,000,000
+    """
+    if isinstance(games, bool) or not isinstance(games, (int, np.integer)):
+        raise ValueError(f"games must be a whole number, not {games!r}")
+    if games < 1:
+        raise ValueError(f"games must be at least 1, not {games}")
+    if games > MAX_GAMES:
+        raise ValueError(
+            f"games must be at most {MAX_GAMES:,} (every game's results are kept in memory, about 10 KB each), "
+            f"not {games:,}"
+        )
+    return int(games)
+
+
+def deal_sets(games: int) -> int:
+    """Deal sets that play ``games`` games: ``games`` rounded up to a multiple of 4, over 4.
+
+    >>> deal_sets(1), deal_sets(8), deal_sets(9)
+    (1, 2, 3)
+    """
+    return -(-games // SEATINGS)
+
+
+def check_agents(specs: Sequence[str], rules: Rules | str | Mapping | None = None) -> None:
+    """Refuse a spec that names neither a registered agent nor an existing checkpoint path,
+    or that gives its agent a parameter it does not take or a bad value (the agent is
+    built once, under ``rules``, to see)."""
+    known = set(agent_names())
+    for spec in specs:
+        name, params = parse_agent_spec(spec)
+        if name not in known and not Path(name).exists():
+            raise ValueError(
+                f"unknown agent {spec!r}: registered agents are {sorted(known)}, or give a checkpoint path"
+            )
+        if params:
+            make_agent(spec, rules=rules)  # a parameter it does not take, or a bad value, is an error now
+
+
+def check_seed(seed: int) -> int:
+    """``seed`` if a tournament can be seeded with it (non-negative); otherwise ``ValueError``."""
+    if seed < 0:
+        raise ValueError(f"seed must be non-negative, not {seed}")
+    return seed
+
+
+def rules_name(rules: Rules | str | Mapping | None) -> str:
+    """How results name the rules asked for: a rules file's or preset's name as given,
+    ``standard`` for the default, ``custom`` for values given directly.
+
+    >>> rules_name(None), rules_name("classic"), rules_name({"trumps_must_ruff": False})
+    ('standard', 'classic', 'custom')
+    """
+    return rules if isinstance(rules, str) else ("standard" if rules is None else "custom")
+
+
+# ---------------------------------------------------------------------- deal sets and seating
+
+
+def deal_set(seed: int, index: int) -> tuple[int, list[list[list[int]]]]:
+    """The first declarer and the 28 deals (four sorted lists of 13 card ids each) of deal
+    set ``index`` of a tournament seeded ``seed``."""
+    rng = np.random.default_rng([seed, index, _DEAL_STREAM])
+    first_declarer = int(rng.integers(NUM_PLAYERS))
+    deals = [np.sort(rng.permutation(52).reshape(NUM_PLAYERS, 13), axis=1).tolist() for _ in range(NUM_HANDS)]
+    return first_declarer, deals
+
+
+def seating(rotation: int) -> tuple[int, ...]:
+    """The agent (index into the agent list) in each seat in seating ``rotation``.
+
+    >>> seating(0), seating(1)
+    ((0, 1, 2, 3), (3, 0, 1, 2))
+    """
+    return tuple((seat - rotation) % NUM_PLAYERS for seat in range(NUM_PLAYERS))
+
+
+def agent_seed(seed: int, set_index: int, rotation: int, seat: int) -> int:
+    """Seed of the agent in ``seat`` in seating ``rotation`` of deal set ``set_index``."""
+    return int(np.random.SeedSequence([seed, set_index, _AGENT_STREAM, rotation, seat]).generate_state(1)[0])
+
+
+def agent_labels(specs: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(entry label of each spec, instance label of each agent): a checkpoint path is
+    labelled by its file name; a spec given more than once is numbered; the opt-in to load
+    a pickled file (``trust=true``) is not shown.
+
+    >>> agent_labels(["heuristic", "random", "random", "runs/a/model.zip:trust=true"])
+    (['heuristic', 'random', 'random', 'model.zip'], ['heuristic', 'random#1', 'random#2', 'model.zip'])
+    """
+    names: dict[str, str] = {}
+    for spec in specs:
+        if spec not in names:
+            shown = spec_without(spec, "trust")
+            short = Path(shown).name if ("/" in shown or os.sep in shown) else shown
+            names[spec] = next(n for n in (short, shown, spec) if n == spec or n not in names.values())
+    entry = [names[s] for s in specs]
+    counts = {s: specs.count(s) for s in specs}
+    seen: dict[str, int] = {}
+    instance = []
+    for spec in specs:
+        seen[spec] = seen.get(spec, 0) + 1
+        instance.append(names[spec] if counts[spec] == 1 else f"{names[spec]}#{seen[spec]}")
+    return entry, instance
+
+
+def seats_of_agents(rotation: np.ndarray) -> np.ndarray:
+    """[G, 4] the seat of agent k (column k) in each game, from the games' seatings
+    (the inverse of ``seating``).
+
+    >>> seats_of_agents(np.array([0, 1])).tolist()
+    [[0, 1, 2, 3], [1, 2, 3, 0]]
+    """
+    return (np.arange(NUM_PLAYERS)[None, :] + np.asarray(rotation)[:, None]) % NUM_PLAYERS
+
+
+# ---------------------------------------------------------------------- jobs
+
+
+@dataclass(frozen=True)
+class _Job:
+    """Deal sets [start, stop) of a tournament, for one worker call."""
+
+    specs: tuple[str, ...]
+    labels: tuple[str, ...]
+    rules: Rules
+    seed: int
+    start: int
+    stop: int
+    record_games: int  # games with an index below this are returned as records
+
+
+def jobs(
+    specs: Sequence[str], labels: Sequence[str], rules: Rules, seed: int, n_sets: int, record_games: int
+) -> Iterator[_Job]:
+    """The jobs of a tournament of ``n_sets`` deal sets, made one at a time as they are
+    asked for: runs of n_sets / ``JOBS_PER_TOURNAMENT`` deal sets (rounded up), at most
+    ``JOB_DEAL_SETS`` (so up to 64 games played together), cut the same way whatever the
+    number of workers, so that batched agents see the same batches.
+
+    >>> [(j.start, j.stop) for j in jobs(["random"] * 4, ["r"] * 4, None, 0, 40, 0)][:3]
+    [(0, 3), (3, 6), (6, 9)]
+    """
+    chunk = max(1, min(JOB_DEAL_SETS, -(-n_sets // JOBS_PER_TOURNAMENT)))
+    for a in range(0, n_sets, chunk):
+        yield _Job(tuple(specs), tuple(labels), rules, seed, a, min(a + chunk, n_sets), record_games)

@@ -1,0 +1,263 @@
+"""Observations: what one seat sees, as a flat float32 vector of named slices.
+
+Everything is from the observer's seat: relative seat 0 is the observer, 1 its left
+(next to play), 2 opposite, 3 right. A card row is 52 values in card-id order
+(``suit * 13 + rank``). Only the observer's own hand and public facts are encoded.
+The slices are ``SLICES`` below, in order; the environment's documentation
+(``barbu_env/envs/aec.py``) has the table of what each means, and a test keeps the two
+in step.
+
+``OBS_DIM`` is the sum of the slices (1132; ``OBS_LAYOUT`` numbers the layout).
+``decode(obs)`` splits a vector (or a batch) back into its named slices, reshaped;
+tests use it. This module is the layout only:
+the vectors are written by the numba kernels (``barbu_env.game._kernels``) from one game's
+state, through ``BarbuState.observe(seat)`` (or ``ObservationEncoder``, the same
+behind the interface it had). ``BarbuState.state_vector()`` is the global,
+perfect-information vector for centralized critics: all four hands (absolute seats),
+then seat 0's observation less its hand slice (``STATE_DIM`` = 1288).
+
+Bounds: every value lies in 0..1 (card rows, one-hots, fractions; ``owed`` is doubles
+owed over ``min_declarer_doubles``, at most 1) but two slices, ``hand_points`` (a hand's
+raw points / 10) and ``game_scores`` (game totals / 100). No bound is infinite: no point
+switch exceeds ``POINTS_LIMIT`` (10 000), so every score is bounded
+(``docs/rules.md#how-large-scores-can-get``). ``OBS_LOW`` / ``OBS_HIGH`` (and
+``INFO_LOW`` / ``INFO_HIGH``, ``STATE_LOW`` / ``STATE_HIGH``) hold under every rules
+variant, so that an environment's observation space is the same whatever its rules:
+``hand_points`` within +-13 000 (13 items of at most 10 000 points), ``game_scores`` within
++-116 000 (``Rules.score_bound`` at its largest). ``observation_bounds(rules)`` (and
+``information_state_bounds``, ``state_bounds``) are the bounds under given rules: in the
+standard game ``hand_points`` lies in -3.0..6.5 (every heart or both last tricks; all 13
+tricks of Trumps), reached, and ``game_scores`` in -54.6..54.6 (``Rules.score_bound()`` /
+100, the worst case of the doubling rules, not necessarily reached).
+
+The information state (``INFO_SLICES``, ``INFO_DIM`` = 4152, ``INFO_LAYOUT``) is the
+observation followed by the seat's perfect recall of the hand under way: its first
+``OBS_DIM`` values are exactly the observation, then
+
+* ``dealt`` (52): the observer's hand as dealt this hand (a card row);
+* ``play_order`` (52 x 52): ``[k, card] = 1`` when ``card`` was the (k+1)-th card played
+  this hand (tricks: trick ``k // 4``, position ``k % 4`` in it; Domino: the (k+1)-th card
+  placed); who played it is in the observation's ``played`` rows;
+* ``doubling_turns`` (7 x 8): doubling turn t of this hand in the order taken (the four
+  turns, then the redouble-pass turns): values 0-3 the seat that took it, one-hot, 4-7
+  the seats it named (a set of 0/1 values); seats relative to the observer; zeros for
+  turns not taken;
+* ``domino_passes`` (4 x 52): ``[r, k] = 1`` when relative seat r passed with k cards on
+  the layout.
+
+The declaration, trump and Domino rank are the observation's. Earlier hands enter only
+through the observation's summary of the game (scores, contracts left, doubles owed,
+hand number). Once the game is over the slices keep the last hand's record. A position
+built from an observation (``Positions.from_observation``) has no record: its slices
+hold only what is played after it. ``decode_information_state(x)`` splits a vector (or
+a batch) into its named slices, as ``decode`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .cards import NUM_CARDS
+from .constants import NUM_CONTRACTS, NUM_HANDS, NUM_PLAYERS
+from .rules import _CONTRACT_ITEMS, _GAME_BOUND_PER_POINT, POINT_SWITCHES, POINTS_LIMIT, Rules, load_rules
+
+if TYPE_CHECKING:
+    from .engine import BarbuState
+
+# (name, shape) of every slice, in order; the offsets follow.
+SLICES: tuple[tuple[str, tuple[int, ...]], ...] = (
+    # --- card rows ---
+    ("hand", (NUM_CARDS,)),
+    ("trick", (NUM_PLAYERS, NUM_CARDS)),
+    ("played", (NUM_PLAYERS, NUM_CARDS)),
+    ("taken", (NUM_PLAYERS, NUM_CARDS)),
+    ("domino_playable", (NUM_CARDS,)),
+    ("excluded", (NUM_PLAYERS, NUM_CARDS)),
+    # --- hand-level fields: change with the phase, hand, contract or doubling turn ---
+    ("phase", (7,)),
+    ("contract", (NUM_CONTRACTS,)),
+    ("trump", (4,)),
+    ("domino_rank", (13,)),
+    ("declarer", (NUM_PLAYERS,)),
+    ("doubled", (NUM_PLAYERS, NUM_PLAYERS)),
+    ("doubling_done", (NUM_PLAYERS,)),
+    ("owed", (NUM_PLAYERS, NUM_PLAYERS)),
+    ("contracts_left", (NUM_PLAYERS, NUM_CONTRACTS)),
+    ("hand_number", (NUM_HANDS,)),
+    ("game_scores", (NUM_PLAYERS,)),
+    # --- per-decision fields ---
+    ("to_act", (NUM_PLAYERS,)),
+    ("leader", (NUM_PLAYERS,)),
+    ("trick_number", (13,)),
+    ("tricks_won", (NUM_PLAYERS,)),
+    ("hand_points", (NUM_PLAYERS,)),
+    ("domino_place", (NUM_PLAYERS, NUM_PLAYERS)),
+    ("cards_left", (NUM_PLAYERS,)),
+    ("voids", (NUM_PLAYERS, 4)),
+)
+
+
+#: Doubling turns in a hand at most: four, then up to three redouble-pass turns.
+MAX_DOUBLING_TURNS = 7
+
+
+def _offsets(slices=SLICES) -> dict[str, tuple[int, int, tuple[int, ...]]]:
+    out, start = {}, 0
+    for name, shape in slices:
+        size = int(np.prod(shape))
+        out[name] = (start, start + size, shape)
+        start += size
+    return out
+
+
+OFFSETS = _offsets()
+OBS_DIM = max(end for _, end, _ in OFFSETS.values())
+#: Card rows: hand, 4 trick rows, 4 played rows, 4 taken rows, domino_playable, 4 excluded rows.
+NUM_CARD_ROWS = 18
+#: The version of this layout, saved with trained networks so that a network trained on
+#: another layout is refused rather than misread: 1 was the 924-value layout without
+#: ``excluded``; 2 is this one.
+OBS_LAYOUT = 2
+
+
+def _raw_range(values: Mapping[str, Any]) -> tuple[int, int]:
+    """The lowest and highest raw score a seat can hold during a hand (``hand_points``
+    times 10) when the point switches have ``values`` (switch -> int or tuple of ints):
+    0 when the hand starts, then a sum over a set of the contract's items (one seat may take
+    them all), or one of the Domino values."""
+    low = high = 0
+    for items in _CONTRACT_ITEMS:
+        worth = [v for name, n in items for v in np.atleast_1d(values[name]).tolist() * n]
+        low, high = min(low, sum(v for v in worth if v < 0)), max(high, sum(v for v in worth if v > 0))
+    return min(low, *values["domino_scores"]), max(high, *values["domino_scores"])
+
+
+def _bounds(raw: tuple[int, int], total: int) -> tuple[np.ndarray, np.ndarray]:
+    """Observation bounds for raw hand scores in ``raw`` and game totals within ``+-total``."""
+    low, high = np.zeros(OBS_DIM, np.float32), np.ones(OBS_DIM, np.float32)
+    a, b, _ = OFFSETS["hand_points"]
+    low[a:b], high[a:b] = raw[0] / 10, raw[1] / 10
+    a, b, _ = OFFSETS["game_scores"]
+    low[a:b], high[a:b] = -total / 100, total / 100
+    return low, high
+
+
+def observation_bounds(rules: Rules | str | Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The lowest and highest value of every observation value under ``rules`` (anything
+    ``load_rules`` reads; None: the standard game), as float32 ``(low, high)``. Under the
+    standard game ``hand_points`` lies in -3.0..6.5 and ``game_scores`` in -54.6..54.6:
+
+    >>> low, high = observation_bounds()
+    >>> decode(low)["hand_points"], decode(high)["game_scores"]
+    (array([-3., -3., -3., -3.], dtype=float32), array([54.6, 54.6, 54.6, 54.6], dtype=float32))
+    """
+    rules = load_rules(rules)
+    values = {name: getattr(rules, name) for name in POINT_SWITCHES}
+    return _bounds(_raw_range(values), rules.score_bound())
+
+
+def information_state_bounds(rules: Rules | str | Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``observation_bounds(rules)`` for the information state: the observation's, then 0/1."""
+    low, high = observation_bounds(rules)
+    extra = INFO_DIM - OBS_DIM
+    return np.concatenate([low, np.zeros(extra, np.float32)]), np.concatenate([high, np.ones(extra, np.float32)])
+
+
+def state_bounds(rules: Rules | str | Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``observation_bounds(rules)`` for the global state: four hands, then the observation
+    less its hand."""
+    low, high = observation_bounds(rules)
+    hands = NUM_PLAYERS * NUM_CARDS
+    return (
+        np.concatenate([np.zeros(hands, np.float32), low[NUM_CARDS:]]),
+        np.concatenate([np.ones(hands, np.float32), high[NUM_CARDS:]]),
+    )
+
+
+#: Lower and upper bounds of every observation value under every rules variant (the
+#: observation space of every environment, the same whatever its rules): 0 and 1, but for
+#: ``hand_points`` (-13 000..13 000: 13 items of at most ``POINTS_LIMIT`` points) and
+#: ``game_scores`` (-116 000..116 000: the worst game, 1160 points per point of switch
+#: value, ``docs/rules.md#how-large-scores-can-get``). ``observation_bounds(rules)`` has
+#: those of given rules.
+OBS_LOW, OBS_HIGH = _bounds((-13 * POINTS_LIMIT, 13 * POINTS_LIMIT), _GAME_BOUND_PER_POINT * POINTS_LIMIT)
+
+#: A seat's privileged view (for a critic during training, never for acting): its
+#: observation followed by the other three hands, in relative seat order 1, 2, 3.
+PRIVILEGED_DIM = OBS_DIM + (NUM_PLAYERS - 1) * NUM_CARDS
+
+#: The global state: four hands, then seat 0's observation without its hand.
+STATE_DIM = NUM_PLAYERS * NUM_CARDS + OBS_DIM - NUM_CARDS
+STATE_LOW = np.concatenate([np.zeros(NUM_PLAYERS * NUM_CARDS, np.float32), OBS_LOW[NUM_CARDS:]])
+STATE_HIGH = np.concatenate([np.ones(NUM_PLAYERS * NUM_CARDS, np.float32), OBS_HIGH[NUM_CARDS:]])
+
+
+#: The information state: the observation's slices, then the hand's record (module docstring).
+INFO_SLICES: tuple[tuple[str, tuple[int, ...]], ...] = SLICES + (
+    ("dealt", (NUM_CARDS,)),
+    ("play_order", (NUM_CARDS, NUM_CARDS)),
+    ("doubling_turns", (MAX_DOUBLING_TURNS, 2 * NUM_PLAYERS)),
+    ("domino_passes", (NUM_PLAYERS, NUM_CARDS)),
+)
+INFO_OFFSETS = _offsets(INFO_SLICES)
+INFO_DIM = max(end for _, end, _ in INFO_OFFSETS.values())
+#: The version of the information-state layout (saved with networks trained on it).
+INFO_LAYOUT = 1
+#: Bounds of every information-state value: the observation's, then 0/1.
+INFO_LOW = np.concatenate([OBS_LOW, np.zeros(INFO_DIM - OBS_DIM, np.float32)])
+INFO_HIGH = np.concatenate([OBS_HIGH, np.ones(INFO_DIM - OBS_DIM, np.float32)])
+
+
+def decode(obs: np.ndarray) -> dict[str, np.ndarray]:
+    """Split an observation (or a batch ``[..., OBS_DIM]``) into its named slices."""
+    return _split(obs, OFFSETS, OBS_DIM, "an observation")
+
+
+def decode_information_state(x: np.ndarray) -> dict[str, np.ndarray]:
+    """Split an information state (or a batch ``[..., INFO_DIM]``) into its named slices."""
+    return _split(x, INFO_OFFSETS, INFO_DIM, "an information state")
+
+
+def _split(x: np.ndarray, offsets: dict, dim: int, what: str) -> dict[str, np.ndarray]:
+    x = np.asarray(x)
+    if x.shape[-1:] != (dim,):
+        raise ValueError(f"{what} has {dim} values, not {x.shape[-1] if x.ndim else 'a scalar'}")
+    lead = x.shape[:-1]
+    return {name: x[..., a:b].reshape(lead + shape) for name, (a, b, shape) in offsets.items()}
+
+
+def card_set(row: np.ndarray) -> int:
+    """A decoded 52-value card row as a card set (52-bit int)."""
+    return sum(1 << int(c) for c in np.flatnonzero(np.asarray(row) > 0.5))
+
+
+class ObservationEncoder:
+    """Observations of one game, for callers of the interface the Python encoder had:
+    ``observe(state, seat)`` is ``state.observe(seat)``, written by the kernels;
+    ``privileged`` appends the other hands of the state last observed."""
+
+    def __init__(self) -> None:
+        self._state: BarbuState | None = None
+
+    def reset(self) -> None:
+        """Forget the state last observed."""
+        self._state = None
+
+    def observe(self, state: BarbuState, seat: int) -> np.ndarray:
+        """The observation of ``seat`` as a new float32 array."""
+        self._state = state
+        return state.observe(seat)
+
+    def privileged(self, obs: np.ndarray, seat: int) -> np.ndarray:
+        """``seat``'s observation ``obs`` (just built by ``observe``) followed by the other
+        three players' hands, relative seats 1, 2, 3: ``PRIVILEGED_DIM`` values."""
+        rows = self._state.hand_rows()[[(seat + k) & 3 for k in (1, 2, 3)]]
+        return np.concatenate([obs, rows.reshape(-1)])
+
+    def state_vector(self, state: BarbuState) -> np.ndarray:
+        """The global state: all hands (absolute seats), then seat 0's observation less its hand."""
+        self._state = state
+        return state.state_vector()

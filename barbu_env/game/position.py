@@ -1,0 +1,294 @@
+"""Positions: everything a game needs to continue exactly, ready to load into slots of the
+batched engine (``VectorBarbu.load``).
+
+A :class:`Positions` holds N positions as the kernels hold games: one row of int fields
+and one row of card sets per position (``barbu_env.game._kernels``' ``F_*`` and ``K_*``),
+plus the deals of the hands still to come where they are known. Three ways to make them:
+
+* ``Positions.from_state(state)``: a ``BarbuState`` as it stands, exactly (its future
+  deals too): a slot loaded with it plays on as the state would.
+* ``Positions.from_observation(obs, rules)``: what one seat's observation shows, the
+  other three hands left empty (``unknown_cards`` and ``hand_sizes`` say what they hold
+  between them); then ``with_hidden(hands)`` fills them in, one position per set of
+  hidden hands. This is how a search agent, which sees only its observation, sets up
+  the worlds it samples (``barbu_env.game.worlds``). The observer sits at ``seat`` (0 unless
+  given): the observation is relative to its seat, and everything else follows from it.
+  What the observation cannot tell is what the game does not need to continue: how
+  many decisions the game has taken so far (0 in the position), the record of the
+  previous hand, and the order of the hand's play and doubling turns that the
+  information state recalls (``observation.INFO_SLICES``: empty in the position); of two
+  seats that named each other, which one redoubled (the later in the four doubling turns,
+  exact unless a redouble pass was played; only the hand's record of doubles shows it).
+  The rest (the doubling order, the trick's winner so far ...) the kernels derive by the
+  rules of play (``_kernels.resume_position``).
+  Later hands are dealt from the slot's random stream, or from ``with_future_deals``.
+
+>>> import numpy as np
+>>> from barbu_env.game.engine import BarbuState
+>>> from barbu_env.game.vector import VectorBarbu
+>>> s = BarbuState.new_game(rng=np.random.default_rng(0))
+>>> for a in (52, 76, 76, 76, 76):  # No Tricks, nobody doubles
+...     s.apply_action(a)
+>>> p = Positions.from_observation(s.observe(s.current_player), s.rules, seat=s.current_player)
+>>> p = p.with_hidden([[s.hands[(s.current_player + r) % 4] for r in (1, 2, 3)]])
+>>> v = VectorBarbu(1)
+>>> obs, masks, seat = v.load(p)
+>>> bool((obs[0] == s.observe(s.current_player)).all()), int(seat[0]) == s.current_player
+(True, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import _kernels as K
+from .cards import NUM_CARDS
+from .constants import NUM_HANDS, NUM_PLAYERS, Phase
+from .observation import OBS_DIM, decode
+from .rules import Rules, load_rules
+
+if TYPE_CHECKING:
+    from .engine import BarbuState
+
+_ALL = (1 << NUM_CARDS) - 1
+#: Byte weights that turn 52 0/1 values, packed 8 to a byte, into a card set.
+_BYTE_SHIFTS = np.arange(7, dtype=np.uint64) * np.uint64(8)
+
+
+def card_sets(rows: np.ndarray) -> np.ndarray:
+    """Card rows ``[..., 52]`` (0/1 values) as card sets, uint64 ``[...]``."""
+    rows = np.asarray(rows)
+    packed = np.packbits(rows > 0.5, axis=-1, bitorder="little").astype(np.uint64)  # [..., 7]
+    return np.bitwise_or.reduce(packed << _BYTE_SHIFTS, axis=-1)
+
+
+@dataclass(frozen=True)
+class Positions:
+    """N game positions as the kernels' state rows (see the module docstring).
+
+    ``ints`` int64 [N, F], ``cards`` uint64 [N, K], ``preset`` uint64 [N, 28, 4]: deals
+    of hands 0 .. ``ints[:, F_PRESET] - 1`` (only those after the current hand matter);
+    ``observer`` int64 [N]: the seat whose view the position was built from (the seat to
+    act for ``from_state``); ``sizes`` int64 [N, 4]: cards each seat holds."""
+
+    ints: np.ndarray
+    cards: np.ndarray
+    preset: np.ndarray
+    observer: np.ndarray
+    sizes: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.ints)
+
+    def __getitem__(self, index) -> Positions:
+        index = np.arange(len(self))[index]
+        index = np.atleast_1d(index)
+        return Positions(
+            self.ints[index], self.cards[index], self.preset[index], self.observer[index], self.sizes[index]
+        )
+
+    @property
+    def hands(self) -> np.ndarray:
+        """The four hands now (absolute seats), uint64 [N, 4]."""
+        return self.cards[:, K.K_HANDS : K.K_HANDS + NUM_PLAYERS].copy()
+
+    @property
+    def unknown_cards(self) -> np.ndarray:
+        """Per position, the cards nobody has played yet and the observer does not hold
+        (what the three other hands hold between them), uint64 [N]; meaningful for
+        positions from an observation."""
+        c = self.cards
+        seen = c[np.arange(len(self)), K.K_HANDS + self.observer]
+        for p in range(NUM_PLAYERS):
+            seen |= c[:, K.K_PLAYED + p]
+        return ~seen & np.uint64(_ALL)
+
+    @property
+    def excluded(self) -> np.ndarray:
+        """Per seat, the cards the rules have shown it does not hold, uint64 [N, 4]."""
+        return self.cards[:, K.K_EXCL : K.K_EXCL + NUM_PLAYERS].copy()
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[Positions]) -> Positions:
+        """The positions of ``parts``, in order, as one."""
+        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in _FIELDS))
+
+    # ------------------------------------------------------------------ constructors
+
+    @classmethod
+    def from_state(cls, state: BarbuState) -> Positions:
+        """``state`` as it stands, exactly, with the deals of its later hands."""
+        if state.is_terminal:
+            raise ValueError("the game is over: there is no position to continue")
+        sizes = np.array([[int(h).bit_count() for h in state.hands]], dtype=np.int64)
+        observer = np.array([state.current_player], dtype=np.int64)
+        return cls(state._ints.copy(), state._cards.copy(), state._preset.copy(), observer, sizes)
+
+    @classmethod
+    def from_observation(cls, obs: np.ndarray, rules: Rules | str | dict | None = None, seat: int = 0) -> Positions:
+        """The position ``obs`` shows to its observer, seated at ``seat``: one position
+        whose other three hands are empty (fill them with ``with_hidden``). ``rules`` are
+        the rules in force (the observation does not carry them)."""
+        obs = np.asarray(obs, dtype=np.float32)
+        if obs.shape != (OBS_DIM,):
+            raise ValueError(f"an observation is float[{OBS_DIM}], not shape {obs.shape}")
+        if isinstance(seat, bool) or seat not in range(NUM_PLAYERS):
+            raise ValueError(f"seat must be 0-3, not {seat!r}")
+        rules = load_rules(rules)
+        d = decode(obs)
+        phase = _one_hot(d["phase"], "phase")
+        if phase == Phase.GAME_OVER:
+            raise ValueError("the game is over: there is no position to continue")
+        g = np.zeros(K.NUM_INT_FIELDS, dtype=np.int64)
+        c = np.zeros(K.NUM_CARD_FIELDS, dtype=np.uint64)
+
+        def absolute(r: int) -> int:  # relative seat -> seat in the position
+            return (seat + r) % NUM_PLAYERS
+
+        # Card rows (relative seats) into card sets by seat.
+        rel = {name: card_sets(d[name]) for name in ("trick", "played", "taken", "excluded")}
+        for r in range(NUM_PLAYERS):
+            p = absolute(r)
+            c[K.K_PLAYED + p] = rel["played"][r]
+            c[K.K_TAKEN + p] = rel["taken"][r]
+            c[K.K_EXCL + p] = rel["excluded"][r]
+        c[K.K_HANDS + seat] = card_sets(d["hand"])
+        c[K.K_PLAYABLE] = card_sets(d["domino_playable"])
+        for p in range(NUM_PLAYERS):
+            c[K.K_DEALT + p] = c[K.K_HANDS + p] | c[K.K_PLAYED + p]
+        # The hand: its number, declarer, contract, trump or starting rank.
+        hand = _one_hot(d["hand_number"], "hand_number")
+        declarer = absolute(_one_hot(d["declarer"], "declarer"))
+        g[K.F_PHASE] = phase
+        g[K.F_HAND] = hand
+        g[K.F_DECLARER] = declarer
+        rounds = hand if rules.rotation == "every_hand" else hand // 7
+        g[K.F_FIRST] = (declarer - rounds) % NUM_PLAYERS
+        g[K.F_CONTRACT] = _one_hot(d["contract"], "contract", optional=True)
+        g[K.F_TRUMP] = _one_hot(d["trump"], "trump", optional=True)
+        g[K.F_RANK] = _one_hot(d["domino_rank"], "domino_rank", optional=True)
+        g[K.F_PRESET] = hand + 1  # later hands: from the slot's stream unless with_future_deals
+        g[K.F_DIRTY] = 0xF
+        cur = absolute(_one_hot(d["to_act"], "to_act"))
+        g[K.F_CUR] = cur
+        m = rules.min_declarer_doubles
+        sizes = np.zeros((1, NUM_PLAYERS), dtype=np.int64)
+        for r in range(NUM_PLAYERS):
+            p = absolute(r)
+            g[K.F_LEFT + p] = int(np.dot(d["contracts_left"][r] > 0.5, 1 << np.arange(7)))
+            g[K.F_SCORES + p] = round(float(d["game_scores"][r]) * 100)
+            g[K.F_WON + p] = round(float(d["tricks_won"][r]) * 13)
+            g[K.F_POINTS + p] = round(float(d["hand_points"][r]) * 10)
+            g[K.F_VOIDS + p] = int(np.dot(d["voids"][r] > 0.5, 1 << np.arange(4)))
+            sizes[0, p] = round(float(d["cards_left"][r]) * 13)
+            for j in range(NUM_PLAYERS):
+                if d["doubled"][r, j] > 0.5:
+                    g[K.F_NAMED + p] |= 1 << absolute(j)
+                g[K.F_OWED + 4 * p + absolute(j)] = round(float(d["owed"][r, j]) * m) if m else 0
+        _set_trick(g, d, rel["trick"], phase, absolute)
+        # The rest (doubling order and position, the trick's winner so far ...) as the kernels' rules make it.
+        done = sum(1 << absolute(r) for r in range(NUM_PLAYERS) if d["doubling_done"][r] > 0.5)
+        K.resume_position(g[None], c[None], done)
+        for k in range(NUM_PLAYERS):  # Domino finishing order
+            for r in range(NUM_PLAYERS):
+                if d["domino_place"][r, k] > 0.5:
+                    g[K.F_OUT + k] = absolute(r)
+                    g[K.F_NOUT] = k + 1
+        preset = np.zeros((1, NUM_HANDS, NUM_PLAYERS), dtype=np.uint64)
+        return cls(g[None], c[None], preset, np.array([seat], dtype=np.int64), sizes)
+
+    # ------------------------------------------------------------------ variations
+
+    def with_hidden(self, hands: Sequence | np.ndarray, check: bool = True) -> Positions:
+        """One position per row of ``hands`` (N x 3 card sets, or N x 3 lists of card ids):
+        the hands of the three seats other than the observer's, in seat order after it
+        (its left, opposite, right). From a position with one row, or one row per row of
+        ``hands``. ``check`` verifies that the hands hold exactly the unknown cards, in
+        the sizes the observation shows, and none that a seat is known not to hold."""
+        hands = _hand_array(hands)
+        n = len(hands)
+        if len(self) not in (1, n):
+            raise ValueError(f"{len(self)} positions cannot take {n} sets of hidden hands")
+        base = self if len(self) == n else self[np.zeros(n, dtype=np.int64)]
+        cards, rows = base.cards.copy(), np.arange(n)
+        for r in range(1, NUM_PLAYERS):
+            p = (base.observer + r) % NUM_PLAYERS
+            cards[rows, K.K_HANDS + p] = hands[:, r - 1]
+            cards[rows, K.K_DEALT + p] = hands[:, r - 1] | cards[rows, K.K_PLAYED + p]
+        out = Positions(base.ints.copy(), cards, base.preset.copy(), base.observer.copy(), base.sizes.copy())
+        if check:
+            out._check_hidden()
+        return out
+
+    def with_future_deals(self, deals: np.ndarray) -> Positions:
+        """The positions with the deals of the hands after the current one, card sets
+        uint64 [N, k, 4] (hands h+1 ... h+k; later hands from the slot's stream)."""
+        deals = np.asarray(deals, dtype=np.uint64)
+        if deals.ndim != 3 or deals.shape[0] != len(self) or deals.shape[2] != NUM_PLAYERS:
+            raise ValueError(f"future deals are uint64 [N={len(self)}, k, 4], not shape {deals.shape}")
+        ints, preset = self.ints.copy(), self.preset.copy()
+        for i in range(len(self)):
+            h = int(ints[i, K.F_HAND])
+            k = min(deals.shape[1], NUM_HANDS - h - 1)
+            preset[i, h + 1 : h + 1 + k] = deals[i, :k]
+            ints[i, K.F_PRESET] = h + 1 + k
+        return Positions(ints, self.cards.copy(), preset, self.observer.copy(), self.sizes.copy())
+
+    def _check_hidden(self) -> None:
+        c = self.cards
+        for i in range(len(self)):
+            o = int(self.observer[i])
+            others = [int(c[i, K.K_HANDS + (o + r) % NUM_PLAYERS]) for r in range(1, NUM_PLAYERS)]
+            union = others[0] | others[1] | others[2]
+            if sum(h.bit_count() for h in others) != union.bit_count() or union != int(self.unknown_cards[i]):
+                raise ValueError(f"position {i}: the hidden hands must hold exactly the unknown cards, once each")
+            for r, h in enumerate(others, start=1):
+                p = (o + r) % NUM_PLAYERS
+                if h.bit_count() != self.sizes[i, p]:
+                    raise ValueError(f"position {i}: seat {p} holds {self.sizes[i, p]} cards, not {h.bit_count()}")
+                if h & int(c[i, K.K_EXCL + p]):
+                    raise ValueError(f"position {i}: seat {p} is known not to hold some of the cards given to it")
+
+
+_FIELDS = ("ints", "cards", "preset", "observer", "sizes")
+
+
+def _one_hot(v: np.ndarray, name: str, optional: bool = False) -> int:
+    hot = np.flatnonzero(np.asarray(v) > 0.5)
+    if len(hot) == 1:
+        return int(hot[0])
+    if optional and len(hot) == 0:
+        return -1
+    raise ValueError(f"the observation's {name} slice is not one-hot: {np.asarray(v).tolist()}")
+
+
+def _set_trick(g: np.ndarray, d: dict, trick_rows: np.ndarray, phase: int, absolute) -> None:
+    """The current trick as the observation shows it: its number, leader and cards by seat."""
+    g[K.F_TRICK : K.F_TRICK + NUM_PLAYERS] = -1
+    g[K.F_LEADER] = g[K.F_DECLARER]
+    if phase != Phase.TRICKS:
+        return
+    g[K.F_TRICK_NO] = _one_hot(d["trick_number"], "trick_number")
+    g[K.F_LEADER] = absolute(_one_hot(d["leader"], "leader"))
+    for r in range(NUM_PLAYERS):
+        cards = int(trick_rows[r])
+        if cards:
+            g[K.F_TRICK + absolute(r)] = cards.bit_length() - 1
+
+
+def _hand_array(hands) -> np.ndarray:
+    """Hidden hands as uint64 [N, 3]: card sets, or lists of card ids."""
+    if isinstance(hands, np.ndarray) and np.issubdtype(hands.dtype, np.integer) and hands.ndim == 2:
+        if hands.shape[1] != NUM_PLAYERS - 1:
+            raise ValueError(f"hidden hands are [N, 3], not shape {hands.shape}")
+        return hands.astype(np.uint64)
+    out = []
+    for row in hands:
+        if len(row) != NUM_PLAYERS - 1:
+            raise ValueError(f"each row of hidden hands has the three other seats' hands, not {len(row)}")
+        out.append([h if isinstance(h, (int, np.integer)) else sum(1 << int(x) for x in h) for h in row])
+    return np.array(out, dtype=np.uint64).reshape(-1, NUM_PLAYERS - 1)
