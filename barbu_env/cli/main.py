@@ -36,11 +36,11 @@ that ``barbu --help`` answers at once. Only the command mains print; the library
 they call returns values and raises exceptions.
 
 Outputs (``--out``, ``--plot``, ``--records``, ``--record``, ``--video``) are checked
-before any work without touching the disk (``check_writable``), and written whole or not
-at all (``barbu_env.util.files``) after the results are printed: one that cannot be written
-(a full disk) is one line, ``barbu CMD: not saved: ...`` naming the file, the old file is
-kept, and the exit status is 1. Ctrl-C in ``play`` still writes the record of the game so
-far, marked unfinished.
+before any work without touching the disk (``barbu_env.util.files.check_writable``), and
+written whole or not at all (``barbu_env.util.files``) after the results are printed
+(``barbu_env.cli.outputs``): one that cannot be written (a full disk) is one line,
+``barbu CMD: not saved: ...`` naming the file, the old file is kept, and the exit status
+is 1. Ctrl-C in ``play`` still writes the record of the game so far, marked unfinished.
 
 Agent files in a pickle-based format (SB3 ``.zip`` models, RLlib checkpoints) run code
 when loaded: ``eval``, ``league``, ``play`` and ``serve`` load them only with
@@ -62,59 +62,10 @@ from collections.abc import Callable, Iterator, Sequence
 from .. import __version__
 from ..util.argtypes import OneLineParser, add_number, port, positive_float, valid
 from ..util.extras import MissingExtraError, require
+from ..util.files import check_writable
+from .outputs import report_not_saved, write_outputs
 
 # ---------------------------------------------------------------------- eval
-
-
-def check_writable(path: str | None, option: str) -> None:
-    """Refuse, before any game is played, an output file (``option``'s value) that cannot
-    be written: a missing folder, a folder given as the file, a file or a folder without
-    write permission, a device or a pipe (a write replaces the file, and would replace
-    ``/dev/null`` itself when run as root). Checked without writing: nothing is created, changed or removed (a
-    dangling symbolic link stays dangling; the file it points to is where the output will
-    go, as every write follows links)."""
-    if path is None:
-        return
-    target = os.path.realpath(path)  # where the write lands, through links (dangling ones too)
-    folder = os.path.dirname(target)
-    if os.path.isdir(target):
-        reason = "it is a folder"
-    elif not os.path.isdir(folder):
-        reason = f"no folder {folder}"
-    elif os.path.exists(target) and not os.path.isfile(target):
-        reason = "it is not a regular file: a device or a pipe is never replaced"
-    elif os.path.exists(target) and not os.access(target, os.W_OK):
-        reason = "the file is read-only"
-    elif not os.access(folder, os.W_OK | os.X_OK):  # the new file is made there, then renamed over the old
-        reason = f"no permission to write in {folder}"
-    else:
-        return
-    raise OSError(f"{option} {path}: cannot write there ({reason})")
-
-
-def report_not_saved(command: str, problem: object) -> None:
-    """The line that says an output was not written (``OutputError`` names the file and
-    says why), on stderr, after the results it would have held were printed."""
-    from ..evaluation.records import printable
-
-    print(f"barbu {command}: not saved: {printable(problem)}", file=sys.stderr)
-
-
-def write_outputs(command: str, writes: Sequence[tuple[Callable[[], object], str]]) -> int:
-    """Write each output in turn, once the results are printed: ``writes`` are (a write,
-    the line printed when it is done). One that fails (a full disk) is reported in one
-    line and the others are still attempted. Returns the exit status: 0 if all were
-    written, 1 otherwise."""
-    status = 0
-    for write, done in writes:
-        try:
-            write()
-        except (OSError, ValueError) as e:
-            report_not_saved(command, e)
-            status = 1
-        else:
-            print(done)
-    return status
 
 
 def _add_eval(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:

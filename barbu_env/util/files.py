@@ -9,7 +9,8 @@ file exactly as it was, removes the temporary file, and raises :class:`OutputErr
 written where the link points (as ``open(path, "w")`` would), so a link is never replaced
 by a file; a target that is a device or a pipe (``/dev/null``, a FIFO) is refused, never
 replaced; a new file gets the permissions ``open`` would give it, a replaced file keeps
-its own.
+its own. :func:`check_writable` refuses, before any work, a target that such a write could
+not replace (an ``OSError`` naming the option and why), without touching the disk.
 
 Reading. :func:`read_bytes` and :func:`read_text` read a file a stranger may hand over (a
 record, a rules file, a cache, a config): only a regular file (a FIFO, a device or a
@@ -38,6 +39,7 @@ from pathlib import Path
 __all__ = [
     "InputError",
     "OutputError",
+    "check_writable",
     "quote",
     "read_bytes",
     "read_text",
@@ -123,6 +125,32 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def check_writable(path: str | None, option: str) -> None:
+    """Refuse, before any game is played, an output file (``option``'s value) that cannot
+    be written: a missing folder, a folder given as the file, a file or a folder without
+    write permission, a device or a pipe (a write replaces the file, and would replace
+    ``/dev/null`` itself when run as root). Checked without writing: nothing is created, changed or removed (a
+    dangling symbolic link stays dangling; the file it points to is where the output will
+    go, as every write follows links)."""
+    if path is None:
+        return
+    target = os.path.realpath(path)  # where the write lands, through links (dangling ones too)
+    folder = os.path.dirname(target)
+    if os.path.isdir(target):
+        reason = "it is a folder"
+    elif not os.path.isdir(folder):
+        reason = f"no folder {folder}"
+    elif os.path.exists(target) and not os.path.isfile(target):
+        reason = "it is not a regular file: a device or a pipe is never replaced"
+    elif os.path.exists(target) and not os.access(target, os.W_OK):
+        reason = "the file is read-only"
+    elif not os.access(folder, os.W_OK | os.X_OK):  # the new file is made there, then renamed over the old
+        reason = f"no permission to write in {folder}"
+    else:
+        return
+    raise OSError(f"{option} {path}: cannot write there ({reason})")
 
 
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
