@@ -74,13 +74,10 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
-import platform
 import random
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -88,32 +85,25 @@ from barbu_env.game.engine import BarbuState
 from barbu_env.game.rules import Rules, load_rules, preset_names
 from barbu_env.util.argtypes import OneLineParser, add_number
 from barbu_env.util.extras import require
-from barbu_env.util.files import write_text
-
-# Names of the subjects, as printed and written to JSON.
-ENGINE_MASK = "barbu engine: legal_mask + random bit"
-ENGINE_LIST = "barbu engine: legal_actions() + choice"
-AEC_ENV = "barbu AEC env(): last + step"
-AEC_RAW = "barbu AEC env.unwrapped (raw_env)"
-VECTOR = "barbu batched engine: step + obs + masks"
-HEARTS_BARE = "OpenSpiel hearts: bare"
-HEARTS_OBS = "OpenSpiel hearts: + observer -> numpy"
-PIMC = "pimc agent: its own decisions (1 seat, 3 heuristic)"
-PYSPIEL_BARE = "barbu pyspiel python_barbu: bare"
-PYSPIEL_OBS = "barbu pyspiel python_barbu: + observation_tensor"
-PYSPIEL_OBSERVER = "barbu pyspiel python_barbu: + observer -> numpy"
-
-#: Which hearts figure each Barbu figure is divided by.
-RATIO_TO = {
-    ENGINE_MASK: HEARTS_BARE,
-    ENGINE_LIST: HEARTS_BARE,
-    AEC_ENV: HEARTS_OBS,
-    AEC_RAW: HEARTS_OBS,
-    VECTOR: HEARTS_OBS,
-    PYSPIEL_BARE: HEARTS_BARE,
-    PYSPIEL_OBS: HEARTS_OBS,
-    PYSPIEL_OBSERVER: HEARTS_OBS,
-}
+from barbu_env.util.files import check_writable, write_text
+from benchmarks.machine import machine_info, pin_to_core
+from benchmarks.results import (
+    AEC_ENV,
+    AEC_RAW,
+    ENGINE_LIST,
+    ENGINE_MASK,
+    HEARTS_BARE,
+    HEARTS_OBS,
+    PIMC,
+    PYSPIEL_BARE,
+    PYSPIEL_OBS,
+    PYSPIEL_OBSERVER,
+    VECTOR,
+    Measurement,
+    results_json,
+    results_table,
+)
+from benchmarks.results import RATIO_TO as RATIO_TO  # re-exported: the ratios' pairing of the names above
 
 #: Games stepped together by the batched-engine subject, unless ``--batch`` says otherwise.
 DEFAULT_BATCH = 256
@@ -131,27 +121,11 @@ def use_cpu_time(on: bool = True) -> None:
     clock = time.process_time if on else time.perf_counter
 
 
-@dataclass
-class Measurement:
-    """Figures for one subject."""
-
-    name: str
-    games: int  # full games played
-    decisions: int  # player decisions in those games (see the module docstring)
-    seconds: float  # wall time of those games, set-up included
-    note: str = ""  # what exactly was measured, when the name does not say it
-
-    @property
-    def rate(self) -> float:
-        """Decisions per second."""
-        return self.decisions / self.seconds if self.seconds > 0 else 0.0
-
-
 # ---------------------------------------------------------------------- timing
 
 
-def measure(play_game: Callable[[], int], seconds: float, games: int | None = None) -> tuple[int, int, float]:
-    """Call ``play_game`` (which plays one full game and returns its decision count)
+def measure(one_game: Callable[[], int], seconds: float, games: int | None = None) -> tuple[int, int, float]:
+    """Call ``one_game`` (which plays one full game and returns its decision count)
     until ``seconds`` have passed, or exactly ``games`` times if given.
 
     Returns (games played, decisions, elapsed seconds)."""
@@ -159,7 +133,7 @@ def measure(play_game: Callable[[], int], seconds: float, games: int | None = No
     start = clock()
     deadline = start + seconds
     while True:
-        decisions += play_game()
+        decisions += one_game()
         played += 1
         now = clock()
         if (played >= games) if games is not None else (now >= deadline):
@@ -199,7 +173,7 @@ def bench_engine_mask(
     deal_rng = np.random.default_rng(seed)
     rng = random.Random(seed)
 
-    def play_game() -> int:
+    def one_game() -> int:
         state = BarbuState.new_game(rules=rules, rng=deal_rng)
         n = 0
         while not state.is_terminal:
@@ -207,7 +181,7 @@ def bench_engine_mask(
             n += 1
         return n
 
-    return Measurement(ENGINE_MASK, *measure(play_game, seconds, games))
+    return Measurement(ENGINE_MASK, *measure(one_game, seconds, games))
 
 
 def bench_engine_legal_actions(
@@ -219,7 +193,7 @@ def bench_engine_legal_actions(
     deal_rng = np.random.default_rng(seed)
     rng = random.Random(seed)
 
-    def play_game() -> int:
+    def one_game() -> int:
         state = BarbuState.new_game(rules=rules, rng=deal_rng)
         n = 0
         while not state.is_terminal:
@@ -228,7 +202,7 @@ def bench_engine_legal_actions(
             n += 1
         return n
 
-    return Measurement(ENGINE_LIST, *measure(play_game, seconds, games))
+    return Measurement(ENGINE_LIST, *measure(one_game, seconds, games))
 
 
 # ---------------------------------------------------------------------- barbu AEC environment
@@ -247,7 +221,7 @@ def _play_aec(env, seed: int, seconds: float, games: int | None) -> tuple[int, i
     rng = random.Random(seed)
     seeds = itertools.count(seed)  # a fresh seed per game
 
-    def play_game() -> int:
+    def one_game() -> int:
         env.reset(seed=next(seeds))
         n = 0
         for _agent in env.agent_iter():
@@ -261,7 +235,7 @@ def _play_aec(env, seed: int, seconds: float, games: int | None) -> tuple[int, i
             env.step(action)
         return n
 
-    return measure(play_game, seconds, games)
+    return measure(one_game, seconds, games)
 
 
 def bench_aec(seconds: float, games: int | None = None, rules: Rules | str | None = None, seed: int = 0) -> Measurement:
@@ -419,7 +393,7 @@ def _play_hearts(seconds: float, games: int | None, seed: int, observe=None) -> 
     rng = random.Random(seed)
     chance_nodes = 0
 
-    def play_game() -> int:
+    def one_game() -> int:
         nonlocal chance_nodes
         state = game.new_initial_state()
         n = c = 0
@@ -439,7 +413,7 @@ def _play_hearts(seconds: float, games: int | None, seed: int, observe=None) -> 
         chance_nodes += c
         return n
 
-    return (*measure(play_game, seconds, games), chance_nodes)
+    return (*measure(one_game, seconds, games), chance_nodes)
 
 
 def bench_hearts_bare(seconds: float, games: int | None = None, seed: int = 0) -> Measurement:
@@ -511,7 +485,7 @@ def bench_pyspiel(
     chance_nodes = 0
     chance_seconds = 0.0
 
-    def play_game() -> int:
+    def one_game() -> int:
         nonlocal chance_nodes, chance_seconds
         state = game.new_initial_state()
         n = c = 0
@@ -538,7 +512,7 @@ def bench_pyspiel(
         chance_seconds += spent
         return n
 
-    played, decisions, elapsed = measure(play_game, seconds, games)
+    played, decisions, elapsed = measure(one_game, seconds, games)
     share = chance_seconds / elapsed if elapsed > 0 else 0.0
     rest = elapsed - chance_seconds
     note = (
@@ -551,50 +525,6 @@ def bench_pyspiel(
 
 
 # ---------------------------------------------------------------------- the run
-
-
-def pin_to_core(core: int | None) -> int | None:
-    """Pin this process to ``core`` (default: the highest-numbered core it may use).
-    Returns the core, or None where the OS has no ``sched_setaffinity``."""
-    if not hasattr(os, "sched_setaffinity"):
-        return None
-    allowed = os.sched_getaffinity(0)
-    if core is None:
-        core = max(allowed)
-    if core not in allowed:
-        raise ValueError(f"cannot pin to core {core}: this process may use cores {sorted(allowed)}")
-    os.sched_setaffinity(0, {core})
-    return core
-
-
-def machine_info(pinned: int | None) -> dict:
-    """Python, numpy and CPU facts for the report."""
-    info = {
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-        "numpy": np.__version__,
-        "platform": platform.platform(),
-        "cpu": _cpu_model(),
-        "cpus": os.cpu_count(),
-        "pinned_core": pinned,
-    }
-    for module in ("pettingzoo", "pyspiel"):
-        try:
-            info[module] = __import__(module).__version__
-        except (ImportError, AttributeError):
-            info[module] = None
-    return info
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def run(
@@ -647,22 +577,6 @@ def _import_error(make, *args) -> str | None:
     return None
 
 
-def ratios(results: list[Measurement]) -> dict[str, tuple[float, str]]:
-    """Per Barbu subject: its rate over the matching hearts rate, and that hearts subject."""
-    rate = {m.name: m.rate for m in results}
-    return {name: (rate[name] / rate[ref], ref) for name, ref in RATIO_TO.items() if name in rate and rate.get(ref)}
-
-
-def format_table(results: list[Measurement]) -> str:
-    ratio = ratios(results)
-    width = max(len(m.name) for m in results)
-    lines = [f"{'subject':<{width}}  {'games':>6}  {'decisions':>10}  {'seconds':>7}  {'decisions/s':>11}  ratio"]
-    for m in results:
-        r = f"{ratio[m.name][0]:.3f} x {ratio[m.name][1]}" if m.name in ratio else ""
-        lines.append(f"{m.name:<{width}}  {m.games:>6}  {m.decisions:>10,}  {m.seconds:>7.2f}  {m.rate:>11,.0f}  {r}")
-    return "\n".join(lines)
-
-
 def parse_args(argv: list[str] | None = None, prog: str = "python -m benchmarks.bench") -> argparse.Namespace:
     p = OneLineParser(prog=prog, description=__doc__.split("\n\n")[0])
     add_number(p, "bench", "--seconds", "time budget per subject, {valid} (default 5)", default=5.0)
@@ -713,8 +627,6 @@ def main(argv: list[str] | None = None, prog: str = "python -m benchmarks.bench"
     try:
         pinned = None if args.no_pin else pin_to_core(args.pin_core)
         if args.json:
-            from barbu_env.cli.main import check_writable
-
             check_writable(args.json, "--json")
     except (ValueError, OSError) as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
@@ -739,7 +651,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m benchmarks.bench"
     results, skipped = run(
         args.seconds, args.games, args.rules, args.seed, args.batch, args.pimc_games, args.pimc_worlds
     )
-    print(format_table(results))
+    print(results_table(results))
     notes = [m for m in results if m.note]
     if notes or skipped:
         print()
@@ -751,30 +663,17 @@ def main(argv: list[str] | None = None, prog: str = "python -m benchmarks.bench"
     print("decisions: every Barbu turn (forced ones too); hearts counts player decisions only, not chance nodes")
 
     if args.json:
-        ratio = ratios(results)
-        doc = {
-            "machine": info,
-            "settings": {
-                "seconds": args.seconds,
-                "games": args.games,
-                "rules": args.rules,
-                "seed": args.seed,
-                "batch": args.batch,
-                "pimc_games": args.pimc_games,
-                "pimc_worlds": args.pimc_worlds,
-                "clock": "cpu" if args.cpu_time else "wall",
-            },
-            "results": [
-                {
-                    **asdict(m),
-                    "decisions_per_second": m.rate,
-                    "ratio": ratio[m.name][0] if m.name in ratio else None,
-                    "ratio_to": ratio[m.name][1] if m.name in ratio else None,
-                }
-                for m in results
-            ],
-            "skipped": skipped,
+        settings = {
+            "seconds": args.seconds,
+            "games": args.games,
+            "rules": args.rules,
+            "seed": args.seed,
+            "batch": args.batch,
+            "pimc_games": args.pimc_games,
+            "pimc_worlds": args.pimc_worlds,
+            "clock": "cpu" if args.cpu_time else "wall",
         }
+        doc = results_json(info, settings, results, skipped)
         try:  # the table is printed: a full disk loses only the file (the old one stays whole)
             write_text(args.json, json.dumps(doc, indent=2) + "\n")
         except OSError as e:

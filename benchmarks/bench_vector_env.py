@@ -39,7 +39,7 @@ import numpy as np
 
 from barbu_env import GYM_ENV_ID
 from barbu_env.util.argtypes import VECTOR_BENCH, OneLineParser, add_number
-from benchmarks.bench import machine_info
+from benchmarks.machine import machine_info
 
 #: The subjects, in the order they run.
 VECTOR_ENTRY_POINT, SYNC, ASYNC = "vector entry point", "SyncVectorEnv", "AsyncVectorEnv"
