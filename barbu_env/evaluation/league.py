@@ -97,8 +97,9 @@ from ..agents import parse_agent_spec
 from ..agents.pretrained import SHIPPED, pretrained_path
 from ..game.rules import Rules, load_rules
 from ..util.files import InputError, OutputError, read_bytes, write_text
+from ..util.json_layout import write_json
 from .tournament import SEATINGS, Estimate, evaluate
-from .tournament.report import cell, ci_text, column_width, progress_bar, pyplot, save_figure, signed, write_json
+from .tournament.report import cell, ci_text, column_width, progress_bar, pyplot, save_figure, signed
 from .tournament.schedule import agent_labels, check_games, check_seed, deal_sets, rules_name, seats_of_agents
 from .tournament.stats import rounded, set_means, won_share
 

@@ -99,7 +99,7 @@ Each module of the package has one job; every name documented here is importable
   worker's job (``_play_job``), giving per-game arrays (``GameData``);
 - ``stats``: the statistics: ``t95``, ``Estimate``, ``summarize`` and
   ``TournamentResult``;
-- ``report``: the JSON layout, the text table (``format_table``) and the plot
+- ``report``: the text table (``format_table``) and the plot
   (``plot_results``);
 - this module: ``evaluate``, which checks what it is asked, hands the jobs to the
   worker processes, saves the records asked for and summarizes the games.

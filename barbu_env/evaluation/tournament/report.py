@@ -1,20 +1,18 @@
-"""Tournament results for files and people: the JSON layout, the text table and the plot.
+"""Tournament results for people: the text table and the plot.
 
-Contract: ``json_text``/``write_json`` lay out any JSON value (indented, a value that
-fits in 100 characters on one line); ``format_table`` gives a ``TournamentResult`` as
-text and ``plot_results`` as an image (matplotlib, the ``plot`` extra) in one of
-``PLOT_SUFFIXES``, chosen by the file's ending (``plot_format`` refuses any other before
-anything is played). Every file is written whole or not at all (``barbu_env.util.files``: a
-failed write leaves the old file and raises ``OutputError`` naming it). Nothing here
-computes a statistic: every number shown is read from the result. The small helpers
-(``signed``, ``ci_text``, ``cell``, ``column_width``, ``progress_bar``, ``pyplot``,
-``save_figure``, ``style_axes``) are shared with ``evaluate`` and the league
-(``barbu_env.evaluation.league``).
+Contract: ``format_table`` gives a ``TournamentResult`` as text and ``plot_results`` as an
+image (matplotlib, the ``plot`` extra) in one of ``PLOT_SUFFIXES``, chosen by the file's
+ending (``plot_format`` refuses any other before anything is played). Every file is
+written whole or not at all (``barbu_env.util.files``: a failed write leaves the old file
+and raises ``OutputError`` naming it). Nothing here computes a statistic: every number
+shown is read from the result. The small helpers (``signed``, ``ci_text``, ``cell``,
+``column_width``, ``progress_bar``, ``pyplot``, ``save_figure``, ``style_axes``) are
+shared with ``evaluate`` and the league (``barbu_env.evaluation.league``). The JSON files
+are laid out by ``barbu_env.util.json_layout``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +21,7 @@ import numpy as np
 
 from barbu_env.game.constants import CONTRACT_LABELS, CONTRACT_NAMES, NUM_CONTRACTS
 from barbu_env.util.extras import require
-from barbu_env.util.files import quote, replacing, write_text
+from barbu_env.util.files import quote, replacing
 
 from .schedule import SEATINGS
 
@@ -34,40 +32,6 @@ if TYPE_CHECKING:
 
 #: Column heads of the per-contract table, in Contract order.
 _CONTRACT_HEADS = ("NoTricks", "NoHearts", "NoQueens", "Barbu", "NoLast2", "Trumps", "Domino")
-
-
-# ---------------------------------------------------------------------- JSON
-
-
-def json_text(value: Any, depth: int = 0, key: str = "") -> str:
-    """Indented JSON in which a value that fits in 100 characters (and every row of a
-    list named ``games``) stays on one line.
-
-    >>> print(json_text({"a": [1, 2], "games": [{"game": 0}]}))
-    {
-      "a": [1, 2],
-      "games": [{"game": 0}]
-    }
-    """
-    flat = json.dumps(value)
-    if not isinstance(value, (dict, list)) or not value:
-        return flat
-    if depth > 0 and (len(flat) <= 100 or key == "games[]"):
-        return flat
-    pad = "  " * depth
-    if isinstance(value, dict):
-        items = [f"{pad}  {json.dumps(k)}: {json_text(v, depth + 1, k)}" for k, v in value.items()]
-        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
-    items = [f"{pad}  {json_text(v, depth + 1, key + '[]')}" for v in value]
-    return "[\n" + ",\n".join(items) + f"\n{pad}]"
-
-
-def write_json(value: Any, path: str | Path | None = None) -> str:
-    """``json_text(value)`` and a newline; written to ``path`` if given (whole or not at all)."""
-    text = json_text(value) + "\n"
-    if path is not None:
-        write_text(path, text)
-    return text
 
 
 # ---------------------------------------------------------------------- text

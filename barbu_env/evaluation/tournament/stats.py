@@ -22,8 +22,8 @@ import numpy as np
 
 from barbu_env.game.constants import CONTRACT_NAMES, NUM_HANDS, NUM_PLAYERS
 from barbu_env.game.rules import Rules
+from barbu_env.util.json_layout import write_json
 
-from .report import write_json
 from .schedule import SEATING_RULE, SEATINGS, agent_labels, seating, seats_of_agents
 
 if TYPE_CHECKING:
