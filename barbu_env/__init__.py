@@ -28,7 +28,8 @@ import gymnasium
 
 from .envs import _versions
 from .game.cards import card_from_text, card_text
-from .game.engine import BarbuState, Contract, IllegalActionError, Phase
+from .game.constants import Contract, Phase
+from .game.engine import BarbuState, IllegalActionError
 from .game.rules import Rules, RulesError, load_rules
 
 __all__ = [

@@ -35,9 +35,11 @@ with needs("train", "barbu_training.rollout"):  # one line if the extra is missi
 
 from barbu_env.agents import Agent, ask, make_agent
 from barbu_env.agents.registry import agent_takes, split_agent_specs
+from barbu_env.game.actions import NUM_ACTIONS
+from barbu_env.game.constants import NUM_HANDS, NUM_PLAYERS
 from barbu_env.game.credit import NO_DECISION, SeatCredit
 from barbu_env.game.driver import Seated, Step, play
-from barbu_env.game.engine import NUM_ACTIONS, NUM_HANDS, NUM_PLAYERS, episode_hands
+from barbu_env.game.engine import episode_hands
 from barbu_env.game.observation import OBS_DIM, PRIVILEGED_DIM
 from barbu_env.game.vector import VectorBarbu
 from barbu_models.policy import BarbuActorCritic, MaskedCategorical

@@ -44,8 +44,7 @@ from ..game.cards import (
     QUEENS_MASK,
     RANK_MASK,
 )
-from ..game.constants import CARDS_PER_HAND, NUM_PLAYERS
-from ..game.engine import Contract, Phase
+from ..game.constants import CARDS_PER_HAND, NUM_PLAYERS, Contract, Phase
 from ..game.observation import OBS_DIM, OFFSETS
 
 # ---------------------------------------------------------------------- constants

@@ -239,7 +239,8 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from ..game.actions import AGENTS, NUM_ACTIONS, mask_array
-from ..game.engine import NUM_PLAYERS, BarbuState, DealError, IllegalActionError, action_id, episode_hands
+from ..game.constants import NUM_PLAYERS
+from ..game.engine import BarbuState, DealError, IllegalActionError, action_id, episode_hands
 from ..game.observation import information_state_bounds, observation_bounds, state_bounds
 from ..game.render import render_state
 from ..game.rules import Rules, load_rules

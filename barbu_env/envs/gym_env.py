@@ -105,9 +105,10 @@ import numpy as np
 from gymnasium import spaces
 
 from ..agents import Agent, make_agent
-from ..game.actions import AGENTS, action_text, mask_array
+from ..game.actions import AGENTS, NUM_ACTIONS, action_text, mask_array
+from ..game.constants import NUM_PLAYERS
 from ..game.credit import SeatCredit
-from ..game.engine import NUM_ACTIONS, NUM_PLAYERS, BarbuState, IllegalActionError, episode_hands
+from ..game.engine import BarbuState, IllegalActionError, episode_hands
 from ..game.observation import ObservationEncoder, observation_bounds
 from ..game.render import render_state
 from ..game.rules import Rules, load_rules

@@ -47,9 +47,8 @@ from collections.abc import Mapping
 import numpy as np
 from gymnasium import spaces
 
-from ..game.actions import AGENTS
+from ..game.actions import AGENTS, NUM_ACTIONS
 from ..game.credit import SeatCredit
-from ..game.engine import NUM_ACTIONS
 from ..game.observation import OBS_HIGH, OBS_LOW, observation_bounds
 from ..util.extras import needs
 from ..util.files import quote

@@ -53,7 +53,8 @@ import numpy as np
 
 from ..game.actions import PASS_ACTION
 from ..game.cards import card_text, hand_text
-from ..game.engine import NUM_HANDS, NUM_PLAYERS, BarbuState, IllegalActionError, Phase
+from ..game.constants import NUM_HANDS, NUM_PLAYERS, Phase
+from ..game.engine import BarbuState, IllegalActionError
 from ..game.render import hand_by_suit, render_state
 from ..game.rules import Rules
 from ..util.files import read_text, write_text

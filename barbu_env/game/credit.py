@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .engine import NUM_PLAYERS
+from .constants import NUM_PLAYERS
 
 #: The id of "no decision": a seat that has not decided yet, a step that is no decision.
 NO_DECISION = -1

@@ -104,7 +104,8 @@ import numpy as np
 from . import _kernels as K
 from ._kernels import rules_params
 from .actions import NUM_ACTIONS, action_text, actions_of
-from .engine import NUM_HANDS, NUM_PLAYERS, IllegalActionError, episode_hands, parse_deal
+from .constants import NUM_HANDS, NUM_PLAYERS
+from .engine import IllegalActionError, episode_hands, parse_deal
 from .observation import INFO_DIM, OBS_DIM
 from .position import Positions
 from .rules import Rules, load_rules

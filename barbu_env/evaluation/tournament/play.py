@@ -20,8 +20,9 @@ import numpy as np
 
 from barbu_env.agents import Agent, make_agent
 from barbu_env.evaluation.records import GameRecord
+from barbu_env.game.constants import NUM_PLAYERS
 from barbu_env.game.driver import Played, Seated, play
-from barbu_env.game.engine import NUM_PLAYERS, BarbuState
+from barbu_env.game.engine import BarbuState
 from barbu_env.game.position import Positions
 from barbu_env.game.rules import Rules, load_rules
 from barbu_env.game.vector import VectorBarbu
