@@ -56,7 +56,7 @@ import numpy as np
 
 from . import actions, observation
 from ._bits import SPLITMIX_GAMMA, U0, U1, bit, kernel, lowest, popcount, refresh_stale_cache, splitmix64
-from .cards import ACE_OF_HEARTS, HEARTS_MASK, KING_OF_HEARTS, NUM_CARDS, QUEENS_MASK, SUIT_MASK
+from .cards import ACE_OF_HEARTS, HEARTS, HEARTS_MASK, KING_OF_HEARTS, NUM_CARDS, QUEENS_MASK, SUIT_MASK
 from .constants import NUM_HANDS, Contract, Phase, Refusal
 from .observation import OFFSETS
 
@@ -66,6 +66,9 @@ SUIT_BITS = np.uint64(SUIT_MASK[0])
 HEARTS_BITS = np.uint64(HEARTS_MASK)
 ALL_CARDS = np.uint64((1 << NUM_CARDS) - 1)
 QUEENS_BITS = np.uint64(QUEENS_MASK)
+
+# What applying an action ended (``_apply``, ``game_step``): nothing, a hand, or the game.
+ST_PLAYING, ST_HAND_OVER, ST_GAME_OVER = 0, 1, 2
 
 # Phases (constants.Phase) and contracts (constants.Contract), as plain ints.
 PH_DECLARE, PH_TRUMP, PH_DOMINO_RANK, PH_DOUBLE, PH_TRICKS, PH_DOMINO, PH_GAME_OVER = (int(p) for p in Phase)
@@ -251,6 +254,7 @@ if (
 #: modules these numbers come from.
 FROZEN = (
     NUM_HANDS,
+    HEARTS,
     KING_OF_HEARTS,
     ACE_OF_HEARTS,
     int(HEARTS_BITS),
@@ -571,7 +575,7 @@ def _trick_rule(ints, cards, rp, i):
     if contract == C_BARBU and rp[R_KING_FIRST] and hand & bit(KING_OF_HEARTS):
         # K♥ at the first chance: when void in the led suit, and on a heart lead once A♥
         # is in the trick.
-        if not follow or (led == 2 and cards[i, K_TRICK] & bit(ACE_OF_HEARTS)):
+        if not follow or (led == HEARTS and cards[i, K_TRICK] & bit(ACE_OF_HEARTS)):
             king = bit(KING_OF_HEARTS)
             return hand, king, RF_KING_FIRST, king, RF_LEGAL
     # Follow suit if able, else any card.
@@ -754,8 +758,9 @@ def _double_refusal(ints, rp, i, choice):
 
 @_kernel
 def _apply(ints, cards, preset, rp, rewards, i, action):
-    """Apply the (legal) action of game i's seat to act. Returns 0, or 1 if it ended a
-    hand (``rewards[i]`` then holds the settled scores), 2 if it ended the game."""
+    """Apply the (legal) action of game i's seat to act. Returns ST_PLAYING, or
+    ST_HAND_OVER if it ended a hand (``rewards[i]`` then holds the settled scores),
+    ST_GAME_OVER if it ended the game."""
     ints[i, F_DECISIONS] += 1
     phase = ints[i, F_PHASE]
     if phase == PH_TRICKS:
@@ -773,7 +778,7 @@ def _apply(ints, cards, preset, rp, rewards, i, action):
     else:  # PH_DOMINO_RANK
         ints[i, F_RANK] = action - RANK_OFFSET
         _start_doubling(ints, i)
-    return 0
+    return ST_PLAYING
 
 
 @_kernel
@@ -880,7 +885,7 @@ def _apply_trick_card(ints, cards, preset, rp, rewards, i, card):
     ints[i, F_TSIZE] += 1
     if ints[i, F_TSIZE] < 4:
         ints[i, F_CUR] = (seat + 1) % 4
-        return 0
+        return ST_PLAYING
     return _finish_trick(ints, cards, preset, rp, rewards, i)
 
 
@@ -899,7 +904,7 @@ def _excluded_by_play(ints, cards, rp, i, card):
     suit = card // 13
     if ints[i, F_TSIZE] == 0:
         # A heart lead in No Hearts or Barbu: the hand was all hearts.
-        if (contract == C_NO_HEARTS or contract == C_BARBU) and suit == 2:
+        if (contract == C_NO_HEARTS or contract == C_BARBU) and suit == HEARTS:
             return ALL_CARDS & ~HEARTS_BITS
         return U0
     led = ints[i, F_LED]
@@ -921,7 +926,7 @@ def _excluded_by_play(ints, cards, rp, i, card):
                 out |= _suit_mask(trump)
     elif contract == C_BARBU and rp[R_KING_FIRST] and card != KING_OF_HEARTS:
         # K♥ at the first chance: not played when void, or on a heart lead once A♥ is in.
-        if suit != led or (led == 2 and cards[i, K_TRICK] & bit(ACE_OF_HEARTS)):
+        if suit != led or (led == HEARTS and cards[i, K_TRICK] & bit(ACE_OF_HEARTS)):
             out |= bit(KING_OF_HEARTS)
     return out
 
@@ -972,7 +977,7 @@ def _finish_trick(ints, cards, preset, rp, rewards, i):
     cards[i, K_TRICK] = U0
     ints[i, F_TSIZE] = 0
     ints[i, F_LED] = -1
-    return 0
+    return ST_PLAYING
 
 
 @_kernel
@@ -1011,14 +1016,14 @@ def _apply_domino(ints, cards, preset, rp, rewards, i, action):
     while not cards[i, K_HANDS + nxt]:
         nxt = (nxt + 1) % 4
     ints[i, F_CUR] = nxt
-    return 0
+    return ST_PLAYING
 
 
 @_kernel
 def _finish_hand(ints, cards, preset, rp, rewards, i):
     """Settle the hand from the raw scores in F_POINTS (docs/rules.md#settlement) into ``rewards[i]``
-    and its record (``F_REC_*``, ``K_REC_DEALT``); start the next hand, or end the game (returns 2)
-    after hand 28 or the last hand of the episode (F_HAND a multiple of F_EPISODE)."""
+    and its record (``F_REC_*``, ``K_REC_DEALT``); start the next hand (returns ST_HAND_OVER), or end the game
+    (ST_GAME_OVER) after hand 28 or the last hand of the episode (F_HAND a multiple of F_EPISODE)."""
     _record_hand(ints, cards, i)
     for p in range(4):
         # For each pair at level k (1 double, 2 redoubled): p gets k * (raw_p - raw_q).
@@ -1036,9 +1041,9 @@ def _finish_hand(ints, cards, preset, rp, rewards, i):
         ints[i, F_PHASE] = PH_GAME_OVER
         ints[i, F_CUR] = -1
         ints[i, F_DIRTY] = 0xF
-        return 2
+        return ST_GAME_OVER
     _start_hand(ints, cards, preset, rp, i)
-    return 1
+    return ST_HAND_OVER
 
 
 @_kernel
@@ -1324,9 +1329,9 @@ def step_games(
         for p in range(4):
             rewards[i, p] = 0.0
         status = _apply(ints, cards, preset, rp, rewards, i, actions[i])
-        hand_over[i] = status > 0
-        dones[i] = status == 2
-        if status == 2:
+        hand_over[i] = status != ST_PLAYING
+        dones[i] = status == ST_GAME_OVER
+        if status == ST_GAME_OVER:
             for p in range(4):
                 final_scores[i, p] = ints[i, F_SCORES + p]
             lengths[i] = ints[i, F_DECISIONS]
@@ -1385,8 +1390,8 @@ def game_refresh(ints, cards, rp):
 def game_step(ints, cards, hblock, hblock64, preset, rp, rewards, obs, obs64, action, observe):
     """Apply the (legal) action of row 0's seat to act and, if ``observe`` and the game
     goes on, write the observation of the next seat to act into ``obs[0]``. Returns the
-    status (0, 1: a hand ended, its record in ``F_REC_*``; 2: the game ended), the seat
-    to act and its legal set (two words)."""
+    status (``ST_PLAYING``; ``ST_HAND_OVER``: a hand ended, its record in ``F_REC_*``;
+    ``ST_GAME_OVER``: the game ended), the seat to act and its legal set (two words)."""
     status = _apply(ints, cards, preset, rp, rewards, 0, action)
     _cache_legal(ints, cards, rp, 0)
     seat = ints[0, F_CUR]

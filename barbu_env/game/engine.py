@@ -77,7 +77,6 @@ if TYPE_CHECKING:
 _PHASES = tuple(Phase)
 _CONTRACTS = tuple(Contract)
 _GAME_OVER = Phase.GAME_OVER
-_NO_RESULT = 0  # game_step's status when no hand ended
 _EPISODE_NAMES = {hands: name for name, hands in EPISODE_HANDS.items()}
 
 
@@ -562,7 +561,7 @@ class BarbuState:
         self._cur = cur
         self._obs_seat = cur if observe else -1
         self._legal = lo | hi << 64
-        if status == _NO_RESULT:
+        if status == K.ST_PLAYING:
             return None
         return self._hand_result()
 
