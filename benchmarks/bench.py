@@ -306,7 +306,7 @@ def bench_vector(
     game written at every step (``copy=False``: into the environment's own buffers,
     which the caller reads), random legal actions drawn in numpy from the masks, played
     by the batched play driver (``driver.play``) as every batched loop of barbu is."""
-    from barbu_env.game.driver import Step, play
+    from barbu_env.game.driver import EngineStep, play
     from barbu_env.game.vector import VectorBarbu
 
     warm = VectorBarbu(1, rules=rules, seed=seed)  # loads (or compiles) the kernels, untimed
@@ -322,7 +322,7 @@ def bench_vector(
     def draw(rows: np.ndarray, obs: np.ndarray, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
         return random_legal_actions(masks.view(bool), rng, row_ends)  # (flatnonzero is fastest on bool)
 
-    def tick(step: Step) -> bool:
+    def tick(step: EngineStep) -> bool:
         count["steps"] += 1
         count["finished"] += int(np.count_nonzero(step.dones))
         return (count["finished"] >= games) if games is not None else (clock() >= deadline)

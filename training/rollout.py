@@ -38,7 +38,7 @@ from barbu_env.agents.registry import agent_takes, split_agent_specs
 from barbu_env.game.actions import NUM_ACTIONS
 from barbu_env.game.constants import NUM_HANDS, NUM_PLAYERS
 from barbu_env.game.credit import NO_DECISION, SeatCredit
-from barbu_env.game.driver import Seated, Step, play
+from barbu_env.game.driver import EngineStep, Seated, play
 from barbu_env.game.engine import episode_hands
 from barbu_env.game.observation import OBS_DIM, PRIVILEGED_DIM
 from barbu_env.game.vector import VectorBarbu
@@ -323,7 +323,7 @@ class Collector:
                 actions[j] = seated(rows[j], obs[j], masks[j], seats[j])
             return actions
 
-        def after(step: Step) -> None:
+        def after(step: EngineStep) -> None:
             # hand scores go to each seat's latest transition; a game's end closes all four
             credit.add(step.rewards * args.reward_scale)
             if len(step.ended):

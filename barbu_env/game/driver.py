@@ -26,7 +26,7 @@ resets until ``on_step`` returns True (a benchmark's clock). At each step:
    ``[n, 85]`` and seats to act — exactly what ``barbu_env.env()`` gives those seats (when
    every game is asked, the engine's own buffers, valid until the next step);
    ``first`` actions, if given, replace the first step's decisions for every game;
-3. the engine steps every game; ``on_step(step)`` (a :class:`Step`) sees what it gave
+3. the engine steps every game; ``on_step(step)`` (a :class:`EngineStep`) sees what it gave
    back — rewards, the games whose hand or episode ended, the new observations — before
    the games that ended are marked over.
 
@@ -66,7 +66,7 @@ Decide = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 @dataclass(slots=True)
-class Step:
+class EngineStep:
     """What one step of the engine gave back, for ``play``'s ``on_step``: game-indexed
     arrays of every game (``env.step``'s, valid until the next step), ``live`` the games
     that were live before it (the driver's own array: read it, don't keep it), ``ended``
@@ -136,7 +136,7 @@ def play(
     until: str | None = "episode",
     ask_forced: bool = True,
     first: np.ndarray | None = None,
-    on_step: Callable[[Step], Any] | None = None,
+    on_step: Callable[[EngineStep], Any] | None = None,
     hands: bool = False,
     history: bool = False,
 ) -> Played:
@@ -196,7 +196,7 @@ def play(
             ended = np.flatnonzero(dones & live)
             scores[ended] = infos["final_scores"][ended]
         if on_step is not None:
-            stop = on_step(Step(actions, obs, masks, seat, rewards, dones, infos, live, ended))
+            stop = on_step(EngineStep(actions, obs, masks, seat, rewards, dones, infos, live, ended))
             if stop and until is None:
                 break
         if len(ended):
