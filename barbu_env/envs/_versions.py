@@ -29,14 +29,14 @@ CHANGES = {
 }
 
 
-def refusal(old: str, new: str, version: int) -> str:
+def deprecation_message(old: str, new: str, version: int) -> str:
     """The message that refuses ``old`` (an id of ``version``) in favour of ``new``."""
     return f"{old} is now deprecated, use {new} instead. Changes since v{version}: {CHANGES[version]}"
 
 
 def old_pettingzoo_module(name: str):
     """The stand-in PettingZoo's ``deprecated_handler`` gives for an old ``barbu_vN``
-    (``DeprecatedModule``, its functions raising ``DeprecatedEnv`` with ``refusal``'s
+    (``DeprecatedModule``, its functions raising ``DeprecatedEnv`` with ``deprecation_message``'s
     message), or None if ``name`` is not an old version's name."""
     prefix = "barbu_v"
     if not name.startswith(prefix) or not name[len(prefix) :].isdigit():
@@ -46,7 +46,7 @@ def old_pettingzoo_module(name: str):
         return None
     from pettingzoo.utils.deprecated_module import DeprecatedEnv, DeprecatedModule
 
-    message = refusal(name, PETTINGZOO_NAME, version)
+    message = deprecation_message(name, PETTINGZOO_NAME, version)
 
     class _OldVersion(DeprecatedModule):
         def __init__(self) -> None:
@@ -63,10 +63,10 @@ def old_pettingzoo_module(name: str):
 
 def make_gym_v0(**kwargs):
     """The Gymnasium entry point of ``"Barbu-v0"``: raises ``gymnasium.error.DeprecatedEnv``
-    with ``refusal``'s message, whatever the arguments."""
+    with ``deprecation_message``'s message, whatever the arguments."""
     from gymnasium.error import DeprecatedEnv
 
-    raise DeprecatedEnv(refusal("Barbu-v0", GYM_ENV_ID, 0))
+    raise DeprecatedEnv(deprecation_message("Barbu-v0", GYM_ENV_ID, 0))
 
 
 #: Gymnasium ids of the old versions and their entry points (each refuses, see above).
