@@ -15,7 +15,7 @@ from barbu_env.evaluation.records import GameRecord, replay_record
 from barbu_env.game.actions import AGENTS, DOUBLE_OFFSET, mask_array
 from barbu_env.game.cards import card_text, cards_of, suit_of
 from barbu_env.game.engine import BarbuState, Contract, Phase
-from barbu_env.play.terminal import ChoiceError, HumanAgent, HumanQuit, parse_choice, play_game
+from barbu_env.play.terminal import ChoiceError, HumanAgent, HumanQuit, parse_choice, play_at_terminal
 from barbu_env.view.table import state_view
 
 LABELS = ["human", "heuristic", "heuristic", "heuristic"]
@@ -56,7 +56,7 @@ def test_a_whole_hand_is_played_from_typed_input():
     typist = Typist()
     told: list[str] = []
     state = BarbuState.new_game(rng=np.random.default_rng(4), first_declarer=0)
-    play_game(_seated(typist), LABELS, hands=1, write=told.append, state=state)
+    play_at_terminal(_seated(typist), LABELS, hands=1, write=told.append, state=state)
     assert len(state.results) == 1 and state.hand_number == 1
     # The person declared (seat 0 declares hand 1), took a doubling turn and played 13 cards or fewer.
     # The first choice listed each time: contract 1 (No Tricks), then a doubling turn, then a card per trick.
@@ -118,9 +118,9 @@ def test_invalid_inputs_are_refused_with_the_reason_and_asked_again():
 def test_quitting_or_the_end_of_the_input_stops_the_game():
     state = BarbuState.new_game(rng=np.random.default_rng(0), first_declarer=0)
     with pytest.raises(HumanQuit):
-        play_game(_seated(Typist(["quit"])), LABELS, state=state)
+        play_at_terminal(_seated(Typist(["quit"])), LABELS, state=state)
     with pytest.raises(HumanQuit):
-        play_game(_seated(Typist([], then_choose=False)), LABELS, state=state)
+        play_at_terminal(_seated(Typist([], then_choose=False)), LABELS, state=state)
     assert state.history == []
 
 

@@ -29,7 +29,7 @@ from live_server import serving  # noqa: E402
 from barbu_env.agents import make_agent  # noqa: E402
 from barbu_env.evaluation.records import GameRecord, replay_record  # noqa: E402
 from barbu_env.game.engine import BarbuState  # noqa: E402
-from barbu_env.play.terminal import play_game  # noqa: E402
+from barbu_env.play.terminal import play_at_terminal  # noqa: E402
 from barbu_env.play.web.server import create_app  # noqa: E402
 
 REQUIRE_ENV = "BARBU_REQUIRE_BROWSER"
@@ -58,7 +58,7 @@ def record_file(path: Path, hands: int = 2, seed: int = 7) -> Path:
     """A record of the first ``hands`` hands of a game among baselines."""
     state = BarbuState.new_game(rng=np.random.default_rng(seed))
     agents = [make_agent(name, seed=k) for k, name in enumerate(["heuristic", "random", "heuristic", "random"])]
-    play_game(agents, ["heuristic", "random", "heuristic", "random"], hands=hands, state=state)
+    play_at_terminal(agents, ["heuristic", "random", "heuristic", "random"], hands=hands, state=state)
     return GameRecord.from_state(state, agents=["heuristic", "random", "heuristic", "random"]).save(path)
 
 

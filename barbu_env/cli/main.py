@@ -419,7 +419,7 @@ def _run_play(args: argparse.Namespace) -> int:
     from ..game.constants import NUM_HANDS, NUM_PLAYERS
     from ..game.engine import BarbuState
     from ..game.rules import load_rules
-    from ..play.terminal import HumanAgent, HumanQuit, play_game, seat_labels
+    from ..play.terminal import HumanAgent, HumanQuit, play_at_terminal, seat_labels
 
     specs = _trusted(split_agent_specs(args.agents), args.trust_pickled)
     if len(specs) != NUM_PLAYERS:
@@ -442,7 +442,7 @@ def _run_play(args: argparse.Namespace) -> int:
     stopped = None  # or why the game stopped before it was played out
     try:
         with _interrupts_between_moves(agents) as seated:
-            play_game(seated, labels, hands=hands, write=print, state=state)
+            play_at_terminal(seated, labels, hands=hands, write=print, state=state)
     except HumanQuit:
         stopped = "quit"
         print("Game stopped.")

@@ -1,5 +1,5 @@
 """A person at the table: :class:`HumanAgent` (an ``Agent`` that asks at the terminal) and
-:func:`play_game`, the loop behind ``barbu play``.
+:func:`play_at_terminal`, the loop behind ``barbu play``.
 
 ``HumanAgent(read, write)`` fits the agent contract (``barbu_env/agents/base.py``): its
 ``act(observation, agent)`` shows the table as that seat sees it (read from the
@@ -391,7 +391,7 @@ def seat_labels(specs: Sequence[str]) -> list[str]:
     return [spec.replace("\\", "/").rsplit("/", 1)[-1] for spec in specs]
 
 
-def play_game(
+def play_at_terminal(
     agents: Sequence[Agent],
     labels: Sequence[str],
     rules: Rules | str | dict | None = None,
@@ -469,7 +469,7 @@ __all__ = [
     "hand_line",
     "hand_summary",
     "parse_choice",
-    "play_game",
+    "play_at_terminal",
     "render_view",
     "seat_labels",
     "why_not_card",
