@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from barbu_env.game.cards import NUM_CARDS
 from barbu_env.util.extras import needs
 from barbu_env.util.files import quote, replacing
 
@@ -40,8 +41,6 @@ with needs("train", "barbu_models.policy"):  # one line if the extra is missing
     from torch import nn
 
 from barbu_models.device import resolve_device
-
-NUM_CARDS = 52
 
 
 @dataclass(frozen=True)
