@@ -33,8 +33,14 @@ _MASK_BYTES = (NUM_ACTIONS + 7) // 8
 #: Names of the doubling bits, relative to the actor: bit 0 left, bit 1 opposite, bit 2 right.
 RELATIVE_NAMES = ("left", "opposite", "right")
 
-#: The ids set in an action bit set, ascending: the same bit walk as a card set's.
-actions_of = cards_of
+
+def actions_of(legal: int) -> list[int]:
+    """The action ids in an action bit set (``BarbuState.legal_mask``'s 85 bits), ascending.
+
+    >>> actions_of(1 << 52 | 1 << 84)
+    [52, 84]
+    """
+    return cards_of(legal)  # bit k is action k, as bit c of a card set is card c: one bit walk
 
 
 def mask_array(legal: int) -> np.ndarray:
