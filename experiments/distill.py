@@ -52,7 +52,7 @@ from barbu_env.game.vector import VectorBarbu
 from barbu_env.util.files import write_text
 from barbu_models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
 from barbu_training.config import add_field_flags
-from barbu_training.expert import KINDS, decision_kind
+from barbu_training.expert import KINDS, decision_kind, held_out, worker_games
 from barbu_training.policy_agent import PolicyAgent
 
 
@@ -132,15 +132,15 @@ def collect_labels(job: tuple[str, DistillArgs, int, int]) -> dict[str, np.ndarr
 def label_round(path: str, args: DistillArgs, round_index: int) -> dict[str, np.ndarray]:
     """This round's labels from ``args.workers`` processes; ``holdout`` marks the last
     share of each worker's games."""
-    share = [args.games // args.workers + (w < args.games % args.workers) for w in range(args.workers)]
-    jobs = [(path, args, n, args.seed * 1000 + round_index * 100 + w) for w, n in enumerate(share) if n]
+    shares = worker_games(args.games, args.workers)
+    jobs = [(path, args, n, args.seed * 1000 + round_index * 100 + w) for w, n in enumerate(shares)]
     if len(jobs) == 1:
         parts = [collect_labels(jobs[0])]
     else:
         with mp.get_context("fork").Pool(len(jobs)) as pool:
             parts = pool.map(collect_labels, jobs)
     for part, (_p, _a, n, _s) in zip(parts, jobs):
-        part["holdout"] = part.pop("game") >= n - max(1, round(n * args.holdout))
+        part["holdout"] = part.pop("game") >= n - held_out(n, args.holdout)
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 

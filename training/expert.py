@@ -127,7 +127,7 @@ class ExpertArgs:
 
     def check_games(self) -> None:
         """A ConfigError if a label-collecting worker would hold out all its games (nothing to fit on)."""
-        n = min(worker_games(self))
+        n = min(worker_games(self.games, self.workers))
         if held_out(n, self.holdout) >= n:
             raise ConfigError(
                 f"games {self.games} over workers {self.workers} with holdout {self.holdout:g} leave a worker "
@@ -246,9 +246,10 @@ def collect(job: tuple[str, ExpertArgs, int, int]) -> dict[str, np.ndarray]:
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
-def worker_games(args: ExpertArgs) -> list[int]:
-    """The games each label-collecting process plays (those that play any)."""
-    share = [args.games // args.workers + (w < args.games % args.workers) for w in range(args.workers)]
+def worker_games(games: int, workers: int) -> list[int]:
+    """The games each of ``workers`` label-collecting processes plays (those that play
+    any): ``games`` shared out, the first ones one more."""
+    share = [games // workers + (w < games % workers) for w in range(workers)]
     return [n for n in share if n]
 
 
@@ -260,7 +261,7 @@ def held_out(games: int, holdout: float) -> int:
 def label(path: str, args: ExpertArgs) -> dict[str, np.ndarray]:
     """Labels from ``args.workers`` processes; ``holdout`` marks each worker's last
     ``held_out`` games."""
-    jobs = [(path, args, n, args.seed * 1000 + w) for w, n in enumerate(worker_games(args))]
+    jobs = [(path, args, n, args.seed * 1000 + w) for w, n in enumerate(worker_games(args.games, args.workers))]
     if len(jobs) == 1:
         parts = [collect(jobs[0])]
     else:
