@@ -11,8 +11,7 @@ in step.
 ``decode(obs)`` splits a vector (or a batch) back into its named slices, reshaped;
 tests use it. This module is the layout only:
 the vectors are written by the numba kernels (``barbu_env.game._kernels``) from one game's
-state, through ``BarbuState.observe(seat)`` (or ``ObservationEncoder``, the same
-behind the interface it had). ``BarbuState.state_vector()`` is the global,
+state, through ``BarbuState.observe(seat)``. ``BarbuState.state_vector()`` is the global,
 perfect-information vector for centralized critics: all four hands (absolute seats),
 then seat 0's observation less its hand slice (``STATE_DIM`` = 1288).
 
@@ -56,16 +55,13 @@ a batch) into its named slices, as ``decode`` does.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .cards import NUM_CARDS
 from .constants import NUM_CONTRACTS, NUM_HANDS, NUM_PLAYERS
 from .rules import _CONTRACT_ITEMS, _GAME_BOUND_PER_POINT, POINT_SWITCHES, POINTS_LIMIT, Rules, load_rules
-
-if TYPE_CHECKING:
-    from .engine import BarbuState
 
 # (name, shape) of every slice, in order; the offsets follow.
 SLICES: tuple[tuple[str, tuple[int, ...]], ...] = (
@@ -232,32 +228,3 @@ def _split(x: np.ndarray, offsets: dict, dim: int, what: str) -> dict[str, np.nd
 def card_set(row: np.ndarray) -> int:
     """A decoded 52-value card row as a card set (52-bit int)."""
     return sum(1 << int(c) for c in np.flatnonzero(np.asarray(row) > 0.5))
-
-
-class ObservationEncoder:
-    """Observations of one game, for callers of the interface the Python encoder had:
-    ``observe(state, seat)`` is ``state.observe(seat)``, written by the kernels;
-    ``privileged`` appends the other hands of the state last observed."""
-
-    def __init__(self) -> None:
-        self._state: BarbuState | None = None
-
-    def reset(self) -> None:
-        """Forget the state last observed."""
-        self._state = None
-
-    def observe(self, state: BarbuState, seat: int) -> np.ndarray:
-        """The observation of ``seat`` as a new float32 array."""
-        self._state = state
-        return state.observe(seat)
-
-    def privileged(self, obs: np.ndarray, seat: int) -> np.ndarray:
-        """``seat``'s observation ``obs`` (just built by ``observe``) followed by the other
-        three players' hands, relative seats 1, 2, 3: ``PRIVILEGED_DIM`` values."""
-        rows = self._state.hand_rows()[[(seat + k) & 3 for k in (1, 2, 3)]]
-        return np.concatenate([obs, rows.reshape(-1)])
-
-    def state_vector(self, state: BarbuState) -> np.ndarray:
-        """The global state: all hands (absolute seats), then seat 0's observation less its hand."""
-        self._state = state
-        return state.state_vector()
