@@ -9,7 +9,11 @@ in step.
 
 ``OBS_DIM`` is the sum of the slices (1132; ``OBS_LAYOUT`` numbers the layout).
 ``decode(obs)`` splits a vector (or a batch) back into its named slices, reshaped;
-tests use it. This module is the layout only:
+``read(obs, seat)`` reads one observation back into whole numbers and card sets by
+absolute seat (a ``Reading``), the one reading that the table view
+(``barbu_env.view.table.TableView.from_observation``) and the positions built from an
+observation (``barbu_env.game.position.Positions.from_observation``) start from. This
+module is the layout only:
 the vectors are written by the numba kernels (``barbu_env.game._kernels``) from one game's
 state, through ``BarbuState.observe(seat)``. ``BarbuState.state_vector()`` is the global,
 perfect-information vector for centralized critics: all four hands (absolute seats),
@@ -55,6 +59,7 @@ a batch) into its named slices, as ``decode`` does.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -228,3 +233,114 @@ def _split(x: np.ndarray, offsets: dict, dim: int, what: str) -> dict[str, np.nd
 def card_set(row: np.ndarray) -> int:
     """A decoded 52-value card row as a card set (52-bit int)."""
     return sum(1 << int(c) for c in np.flatnonzero(np.asarray(row) > 0.5))
+
+
+#: Byte weights that turn 52 0/1 values, packed 8 to a byte, into a card set.
+_BYTE_SHIFTS = np.arange(7, dtype=np.uint64) * np.uint64(8)
+
+
+def card_sets(rows: np.ndarray) -> np.ndarray:
+    """Card rows ``[..., 52]`` (0/1 values) as card sets, uint64 ``[...]``."""
+    rows = np.asarray(rows)
+    packed = np.packbits(rows > 0.5, axis=-1, bitorder="little").astype(np.uint64)  # [..., 7]
+    return np.bitwise_or.reduce(packed << _BYTE_SHIFTS, axis=-1)
+
+
+#: The scales of the slices that are not 0/1 (``barbu_env/envs/aec.py``'s table): game scores / 100,
+#: tricks / 13, hand points / 10, cards held / 13.
+SCORE_SCALE, TRICKS_SCALE, POINTS_SCALE, CARDS_SCALE = 100, 13, 10, 13
+#: The one-hot slices, read as the index of their value set (``Reading``).
+ONE_HOT = ("phase", "contract", "trump", "domino_rank", "declarer", "hand_number", "to_act", "leader", "trick_number")
+#: The one-hot slices that name a relative seat (read as an absolute seat).
+_SEAT_SLICES = ("declarer", "to_act", "leader")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One observation read back into whole numbers and card sets (52-bit ints), every seat
+    absolute (the observer at ``seat``), every tuple of four in seat order 0-3.
+
+    The one-hot slices (``ONE_HOT``) are the index of the value set, -1 if none (the first
+    if several: ``ambiguous`` names those slices); seats read from them are absolute.
+    ``named[i]``: the seats (a 4-bit set) seat i named while doubling; ``owed[i][d]`` as in
+    the observation (doubles owed / ``min_declarer_doubles``); ``contracts_left`` 7-bit
+    sets of contracts, ``voids`` 4-bit sets of suits; ``scores``, ``tricks_won``,
+    ``points`` and ``cards_left`` unscaled (game points, tricks, raw points, cards);
+    ``out_order`` the seats in the order they went out in Domino."""
+
+    seat: int
+    phase: int
+    contract: int
+    trump: int
+    domino_rank: int
+    declarer: int
+    hand_number: int
+    to_act: int
+    leader: int
+    trick_number: int
+    ambiguous: frozenset[str]
+    hand: int
+    domino_playable: int
+    trick: tuple[int, ...]
+    played: tuple[int, ...]
+    taken: tuple[int, ...]
+    excluded: tuple[int, ...]
+    named: tuple[int, ...]
+    doubling_done: tuple[bool, ...]
+    owed: tuple[tuple[float, ...], ...]
+    contracts_left: tuple[int, ...]
+    scores: tuple[int, ...]
+    tricks_won: tuple[int, ...]
+    points: tuple[int, ...]
+    cards_left: tuple[int, ...]
+    voids: tuple[int, ...]
+    out_order: tuple[int, ...]
+
+
+def read(obs: np.ndarray, seat: int = 0) -> Reading:
+    """The observation ``obs`` of the observer at ``seat``, read (see ``Reading``): what the
+    table view and the positions built from an observation both start from."""
+    d = decode(obs)
+    rel = [(p - seat) % NUM_PLAYERS for p in range(NUM_PLAYERS)]  # each seat's relative row
+
+    def by_seat(rows: Any) -> tuple:
+        return tuple(rows[r] for r in rel)
+
+    def bits(rows: np.ndarray) -> tuple[int, ...]:  # a 0/1 row per relative seat -> a bit set per seat
+        return by_seat([sum(1 << int(k) for k in np.flatnonzero(row > 0.5)) for row in rows])
+
+    def scaled(values: np.ndarray, scale: int) -> tuple[int, ...]:
+        return by_seat([round(float(v) * scale) for v in values])
+
+    index, ambiguous = {}, set()
+    for name in ONE_HOT:
+        hot = np.flatnonzero(d[name] > 0.5)
+        index[name] = int(hot[0]) if len(hot) else -1
+        if len(hot) > 1:
+            ambiguous.add(name)
+    for name in _SEAT_SLICES:
+        if index[name] >= 0:
+            index[name] = (seat + index[name]) % NUM_PLAYERS
+    rows = {name: [int(x) for x in card_sets(d[name])] for name in ("trick", "played", "taken", "excluded")}
+    place = d["domino_place"]
+    out = sorted((int(np.flatnonzero(place[r] > 0.5)[0]), p) for p, r in enumerate(rel) if place[r].max() > 0.5)
+    return Reading(
+        seat=seat,
+        **index,
+        ambiguous=frozenset(ambiguous),
+        hand=int(card_sets(d["hand"])),
+        domino_playable=int(card_sets(d["domino_playable"])),
+        **{name: by_seat(sets) for name, sets in rows.items()},
+        named=tuple(
+            sum(1 << ((seat + j) % NUM_PLAYERS) for j in np.flatnonzero(row > 0.5)) for row in by_seat(d["doubled"])
+        ),
+        doubling_done=by_seat([bool(v > 0.5) for v in d["doubling_done"]]),
+        owed=tuple(tuple(float(v) for v in by_seat(row)) for row in by_seat(d["owed"])),
+        contracts_left=bits(d["contracts_left"]),
+        scores=scaled(d["game_scores"], SCORE_SCALE),
+        tricks_won=scaled(d["tricks_won"], TRICKS_SCALE),
+        points=scaled(d["hand_points"], POINTS_SCALE),
+        cards_left=scaled(d["cards_left"], CARDS_SCALE),
+        voids=bits(d["voids"]),
+        out_order=tuple(p for _, p in out),
+    )
