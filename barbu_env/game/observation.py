@@ -249,6 +249,13 @@ def card_sets(rows: np.ndarray) -> np.ndarray:
 #: The scales of the slices that are not 0/1 (``barbu_env/envs/aec.py``'s table): game scores / 100,
 #: tricks / 13, hand points / 10, cards held / 13.
 SCORE_SCALE, TRICKS_SCALE, POINTS_SCALE, CARDS_SCALE = 100, 13, 10, 13
+#: The fields of a ``Reading`` read from the scaled slices: (field, slice, scale).
+_SCALED = (
+    ("scores", "game_scores", SCORE_SCALE),
+    ("tricks_won", "tricks_won", TRICKS_SCALE),
+    ("points", "hand_points", POINTS_SCALE),
+    ("cards_left", "cards_left", CARDS_SCALE),
+)
 #: The one-hot slices, read as the index of their value set (``Reading``).
 ONE_HOT = ("phase", "contract", "trump", "domino_rank", "declarer", "hand_number", "to_act", "leader", "trick_number")
 #: The one-hot slices that name a relative seat (read as an absolute seat).
@@ -307,10 +314,10 @@ def read(obs: np.ndarray, seat: int = 0) -> Reading:
         return tuple(rows[r] for r in rel)
 
     def bits(rows: np.ndarray) -> tuple[int, ...]:  # a 0/1 row per relative seat -> a bit set per seat
-        return by_seat([sum(1 << int(k) for k in np.flatnonzero(row > 0.5)) for row in rows])
+        return by_seat(((rows > 0.5) @ (1 << np.arange(rows.shape[-1]))).tolist())
 
-    def scaled(values: np.ndarray, scale: int) -> tuple[int, ...]:
-        return by_seat([round(float(v) * scale) for v in values])
+    def scaled(values: np.ndarray, scale: int) -> tuple[int, ...]:  # round(value * scale), half to even
+        return by_seat(np.round(values.astype(np.float64) * scale).astype(np.int64).tolist())
 
     index, ambiguous = {}, set()
     for name in ONE_HOT:
@@ -321,26 +328,26 @@ def read(obs: np.ndarray, seat: int = 0) -> Reading:
     for name in _SEAT_SLICES:
         if index[name] >= 0:
             index[name] = (seat + index[name]) % NUM_PLAYERS
-    rows = {name: [int(x) for x in card_sets(d[name])] for name in ("trick", "played", "taken", "excluded")}
+    sets = card_sets(np.asarray(obs)[: NUM_CARD_ROWS * NUM_CARDS].reshape(NUM_CARD_ROWS, NUM_CARDS)).tolist()
+
+    def card_rows(name: str) -> list[int]:  # the card sets of a slice of card rows, in its order
+        a, b, _ = OFFSETS[name]
+        return sets[a // NUM_CARDS : b // NUM_CARDS]
+
     place = d["domino_place"]
     out = sorted((int(np.flatnonzero(place[r] > 0.5)[0]), p) for p, r in enumerate(rel) if place[r].max() > 0.5)
     return Reading(
         seat=seat,
         **index,
         ambiguous=frozenset(ambiguous),
-        hand=int(card_sets(d["hand"])),
-        domino_playable=int(card_sets(d["domino_playable"])),
-        **{name: by_seat(sets) for name, sets in rows.items()},
-        named=tuple(
-            sum(1 << ((seat + j) % NUM_PLAYERS) for j in np.flatnonzero(row > 0.5)) for row in by_seat(d["doubled"])
-        ),
-        doubling_done=by_seat([bool(v > 0.5) for v in d["doubling_done"]]),
-        owed=tuple(tuple(float(v) for v in by_seat(row)) for row in by_seat(d["owed"])),
+        hand=card_rows("hand")[0],
+        domino_playable=card_rows("domino_playable")[0],
+        **{name: by_seat(card_rows(name)) for name in ("trick", "played", "taken", "excluded")},
+        named=tuple((b << seat | b >> (NUM_PLAYERS - seat)) & 0xF for b in bits(d["doubled"])),  # seats made absolute
+        doubling_done=by_seat((d["doubling_done"] > 0.5).tolist()),
+        owed=tuple(by_seat(row) for row in by_seat(d["owed"].astype(np.float64).tolist())),
         contracts_left=bits(d["contracts_left"]),
-        scores=scaled(d["game_scores"], SCORE_SCALE),
-        tricks_won=scaled(d["tricks_won"], TRICKS_SCALE),
-        points=scaled(d["hand_points"], POINTS_SCALE),
-        cards_left=scaled(d["cards_left"], CARDS_SCALE),
+        **{field: scaled(d[name], scale) for field, name, scale in _SCALED},
         voids=bits(d["voids"]),
         out_order=tuple(p for _, p in out),
     )
