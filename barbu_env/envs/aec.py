@@ -238,12 +238,12 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
-from ..game.actions import AGENTS, NUM_ACTIONS
+from ..game.actions import AGENTS, NUM_ACTIONS, mask_array
 from ..game.engine import NUM_PLAYERS, BarbuState, DealError, IllegalActionError, action_id, episode_hands
 from ..game.observation import information_state_bounds, observation_bounds, state_bounds
 from ..game.render import render_state
 from ..game.rules import Rules, load_rules
-from .stepping import ILLEGAL_ACTION_MODES, action_mask, check_illegal_action, play_instead
+from .stepping import ILLEGAL_ACTION_MODES, check_illegal_action, play_instead
 
 _NO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
 
@@ -440,7 +440,7 @@ class raw_env(AECEnv):
             return {"observation": obs, "action_mask": _NO_MASK.copy()}
         key = len(game.history)
         if key != self._mask_key:
-            self._mask = action_mask(game, seat)
+            self._mask = mask_array(game.legal_mask())
             self._mask_key = key
         return {"observation": obs, "action_mask": self._mask.copy()}
 

@@ -216,6 +216,7 @@ class BarbuGymEnv(gymnasium.Env):
             self.seat = self._next_seat
             self._next_seat = (self.seat + 1) % NUM_PLAYERS
         self._opponents = self._make_opponents([int(s) for s in rng.integers(2**31, size=NUM_PLAYERS - 1)])
+        self._seated = seated(self._opponents, self.seat)  # by absolute seat, None at the learner's
         self.game = BarbuState.new_game(
             self.rules,
             np.random.default_rng(int(rng.integers(2**63))),
@@ -279,7 +280,7 @@ class BarbuGymEnv(gymnasium.Env):
         until the learner has a choice to make or the game ends. Returns the results of
         the hands that ended on the way (their settled scores go to the seats' credit)."""
         game, seat = self.game, self.seat
-        results = play_turns(game, seated(self._opponents, seat), until=seat, skip_forced=self.skip_forced)
+        results = play_turns(game, self._seated, until=seat, skip_forced=self.skip_forced)
         for result in results:
             self._credit.add([result.settled])
         self._mask = action_mask(game, seat)

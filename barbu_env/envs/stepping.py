@@ -91,11 +91,6 @@ def play_turns(
     are played for it. Each agent's action goes to ``apply`` as it returned it (default:
     ``game.apply_action``); returns the results of the hands that ended on the way."""
     results: list[HandResult] = []
-    if apply is None:
-
-        def apply(action: Any) -> HandResult | None:
-            return game.apply_action(action, observe=True)
-
     while not game.is_terminal and (hands is None or len(game.results) < hands):
         actor = game.current_player
         legal = game.legal_mask()
@@ -106,7 +101,7 @@ def play_turns(
         else:
             obs = {"observation": game.observe(actor), "action_mask": mask_array(legal)}
             action = agents[actor].act(obs, AGENTS[actor])
-        result = apply(action)
+        result = game.apply_action(action, observe=True) if apply is None else apply(action)
         if result is not None:
             results.append(result)
     return results
