@@ -39,10 +39,10 @@ import numpy as np
 from barbu_env.agents import _heuristic_kernels as HK
 from barbu_env.agents import heuristic as H
 from barbu_env.agents import make_agent
+from barbu_env.envs.encoder import ObservationEncoder
 from barbu_env.game.actions import DECLARE_OFFSET, mask_array
 from barbu_env.game.constants import CONTRACT_NAMES, Phase
 from barbu_env.game.engine import BarbuState
-from barbu_env.game.observation import ObservationEncoder
 from barbu_env.game.rules import Rules, load_rules
 
 QUICK_GAMES = 2_000

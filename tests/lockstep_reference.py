@@ -13,11 +13,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from barbu_env.agents import Agent, act_rows, make_agent
+from barbu_env.envs.encoder import ObservationEncoder
 from barbu_env.evaluation.records import GameRecord
 from barbu_env.evaluation.tournament import SEATINGS, GameData, PlayedGame, _Job, agent_seed, deal_set, seating
 from barbu_env.game.actions import AGENTS, DOUBLE_OFFSET, NUM_ACTIONS, mask_array
 from barbu_env.game.engine import CONTRACT_NAMES, NUM_HANDS, NUM_PLAYERS, BarbuState, IllegalActionError, Phase
-from barbu_env.game.observation import OBS_DIM, ObservationEncoder
+from barbu_env.game.observation import OBS_DIM
 from barbu_env.game.rules import Rules
 
 

@@ -6,10 +6,10 @@ import pytest
 
 from barbu_env.agents import make_agent
 from barbu_env.agents.heuristic import HeuristicAgent
+from barbu_env.envs.encoder import ObservationEncoder
 from barbu_env.game.actions import mask_array
 from barbu_env.game.cards import card_from_text, parse_hand
 from barbu_env.game.engine import BarbuState, Contract, Phase
-from barbu_env.game.observation import ObservationEncoder
 from barbu_env.game.rules import load_rules, preset_names
 
 DECLARE, TRUMP, RANK, NOBODY = 52, 59, 63, 76

@@ -26,11 +26,12 @@ from tiny_runs import tiny_maskable_ppo
 import barbu_env
 from barbu_env.agents import make_agent
 from barbu_env.cli.main import main as barbu
+from barbu_env.envs.encoder import ObservationEncoder
 from barbu_env.envs.gym_env import BarbuGymEnv
 from barbu_env.game.actions import AGENTS, mask_array
 from barbu_env.game.cards import cards_of
 from barbu_env.game.engine import NUM_ACTIONS, IllegalActionError
-from barbu_env.game.observation import OBS_DIM, ObservationEncoder
+from barbu_env.game.observation import OBS_DIM
 
 
 def play(env, seed=0, rng_seed=0, options=None):

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 import barbu_env
+from barbu_env.envs.encoder import ObservationEncoder
 from barbu_env.game.engine import NUM_HANDS, BarbuState, Phase
-from barbu_env.game.observation import OBS_DIM, OFFSETS, PRIVILEGED_DIM, STATE_DIM, ObservationEncoder, card_set, decode
+from barbu_env.game.observation import OBS_DIM, OFFSETS, PRIVILEGED_DIM, STATE_DIM, card_set, decode
 from barbu_env.game.rules import preset_names
 
 

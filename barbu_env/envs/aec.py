@@ -244,11 +244,10 @@ from ..game.engine import BarbuState, DealError, IllegalActionError, action_id, 
 from ..game.observation import information_state_bounds, observation_bounds, state_bounds
 from ..game.render import render_state
 from ..game.rules import Rules, load_rules
+from .stepping import ILLEGAL_ACTION_MODES, check_illegal_action, play_instead
 
 _NO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
 
-#: What ``step`` may do with an action off the mask (see ``illegal_action``).
-ILLEGAL_ACTION_MODES = ("raise", "random")
 #: What an agent's ``"observation"`` may hold (see ``observation``), with its bounds under given rules.
 OBSERVATION_KINDS = {"observation": observation_bounds, "information_state": information_state_bounds}
 
@@ -332,9 +331,7 @@ class raw_env(AECEnv):
         self._information_state = observation == "information_state"
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, not {render_mode!r}")
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
-        self.illegal_action = illegal_action
+        self.illegal_action = check_illegal_action(illegal_action, default="raise")
         episode_hands(episode)  # an unknown mode fails here, not at reset
         self.episode = episode
         self.rules = load_rules(rules)
@@ -409,11 +406,10 @@ class raw_env(AECEnv):
         game = self.game
         try:
             result = game.apply_action(action, observe=True)  # raises on an illegal action, changing nothing
-        except IllegalActionError:
-            if self.illegal_action == "raise":
-                raise
-            legal = game.legal_actions()
-            result = game.apply_action(legal[int(self.np_random.integers(len(legal)))], observe=True)
+        except IllegalActionError as error:
+            message = str(error)
+            instead = play_instead(self.illegal_action, game.legal_actions(), self.np_random, lambda: message)
+            result = game.apply_action(instead, observe=True)
         self._cumulative_rewards[agent] = 0
         if self.infos[agent]:
             self.infos[agent] = {}

@@ -105,19 +105,18 @@ import numpy as np
 from gymnasium import spaces
 
 from ..agents import Agent, make_agent
-from ..game.actions import AGENTS, NUM_ACTIONS, action_text, mask_array
+from ..game.actions import NUM_ACTIONS, action_text
 from ..game.constants import NUM_PLAYERS
 from ..game.credit import SeatCredit
-from ..game.engine import BarbuState, IllegalActionError, episode_hands
-from ..game.observation import ObservationEncoder, observation_bounds
+from ..game.engine import BarbuState, episode_hands
+from ..game.observation import observation_bounds
 from ..game.render import render_state
 from ..game.rules import Rules, load_rules
 from ..util.files import quote
 from ._versions import GYM_ENV_ID
 from .aec import reset_options
+from .stepping import ILLEGAL_ACTION_MODES, action_mask, check_illegal_action, play_instead, play_turns, seated
 
-#: What ``step`` may do with an action off the mask (see ``illegal_action``).
-ILLEGAL_ACTION_MODES = ("random", "raise")
 #: The keys ``reset``'s ``options`` may have (any other is refused: a misspelt option would
 #: otherwise pass unnoticed).
 RESET_OPTIONS = ("deals", "first_declarer", "seat")
@@ -180,8 +179,7 @@ class BarbuGymEnv(gymnasium.Env):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, not {render_mode!r}")
         if seat != "rotate" and (isinstance(seat, bool) or seat not in range(NUM_PLAYERS)):
             raise ValueError(f"seat must be 0-3 or 'rotate', not {seat!r}")
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
+        check_illegal_action(illegal_action, default="random")
         specs = opponent_specs(opponents)
         episode_hands(episode)  # an unknown mode fails here, not at reset
         self.episode = episode
@@ -196,7 +194,6 @@ class BarbuGymEnv(gymnasium.Env):
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         # Checks the specs now (an unknown name or a missing file fails here, not at reset).
         self._opponents = self._make_opponents(list(range(NUM_PLAYERS - 1)))
-        self._encoder = ObservationEncoder()
         self._credit = SeatCredit()  # every seat's settled scores since its latest decision
         self._next_seat = 0
         self.seat = seat if isinstance(seat, int) else 0
@@ -220,6 +217,7 @@ class BarbuGymEnv(gymnasium.Env):
             self.seat = self._next_seat
             self._next_seat = (self.seat + 1) % NUM_PLAYERS
         self._opponents = self._make_opponents([int(s) for s in rng.integers(2**31, size=NUM_PLAYERS - 1)])
+        self._seated = seated(self._opponents, self.seat)  # by absolute seat, None at the learner's
         self.game = BarbuState.new_game(
             self.rules,
             np.random.default_rng(int(rng.integers(2**63))),
@@ -227,7 +225,6 @@ class BarbuGymEnv(gymnasium.Env):
             deals=options.get("deals"),
             episode=self.episode,
         )
-        self._encoder.reset()
         self._credit.reset()
         results = self._advance()
         self._credit.take(0, self.seat)  # scores before the learner's first decision belong to none of its decisions
@@ -244,12 +241,7 @@ class BarbuGymEnv(gymnasium.Env):
         illegal = not self._mask[action]
         if illegal:
             legal = np.flatnonzero(self._mask).tolist()
-            if self.illegal_action == "raise":
-                named = ", ".join(f"{a} ({action_text(a)})" for a in legal)
-                raise IllegalActionError(
-                    f"action {action} ({action_text(action)}) is illegal for seat {self.seat}; legal actions: {named}"
-                )
-            action = int(self.np_random.choice(legal))
+            action = play_instead(self.illegal_action, legal, self.np_random, lambda: self._refusal(action, legal))
         result = game.apply_action(action, observe=True)
         if result is not None:
             self._credit.add([result.settled])
@@ -288,27 +280,19 @@ class BarbuGymEnv(gymnasium.Env):
         """Play the opponents' turns (and, with ``skip_forced``, the learner's forced ones)
         until the learner has a choice to make or the game ends. Returns the results of
         the hands that ended on the way (their settled scores go to the seats' credit)."""
-        game, seat, results = self.game, self.seat, []
-        while not game.is_terminal:
-            actor = game.current_player
-            legal = game.legal_mask()
-            if actor == seat:
-                if not (self.skip_forced and legal & (legal - 1) == 0):
-                    break
-                action = legal.bit_length() - 1
-            else:
-                agent = self._opponents[(actor - seat - 1) % NUM_PLAYERS]
-                obs = {"observation": self._encoder.observe(game, actor), "action_mask": mask_array(legal)}
-                action = agent.act(obs, AGENTS[actor])
-            result = game.apply_action(action, observe=True)
-            if result is not None:
-                results.append(result)
-                self._credit.add([result.settled])
-        self._mask = mask_array(game.legal_mask()) if not game.is_terminal else np.zeros(NUM_ACTIONS, dtype=np.int8)
+        game, seat = self.game, self.seat
+        results = play_turns(game, self._seated, until=seat, skip_forced=self.skip_forced)
+        for result in results:
+            self._credit.add([result.settled])
+        self._mask = action_mask(game, seat)
         return results
 
+    def _refusal(self, action: int, legal: list[int]) -> str:
+        named = ", ".join(f"{a} ({action_text(a)})" for a in legal)
+        return f"action {action} ({action_text(action)}) is illegal for seat {self.seat}; legal actions: {named}"
+
     def _observe(self) -> np.ndarray:
-        return self._encoder.observe(self.game, self.seat)
+        return self.game.observe(self.seat)
 
     def _info(self, results: list) -> dict[str, Any]:
         info: dict[str, Any] = {"seat": self.seat, "action_mask": self._mask.copy()}

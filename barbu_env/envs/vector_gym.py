@@ -176,14 +176,15 @@ from ..game.actions import AGENTS, NUM_ACTIONS, action_text
 from ..game.cards import hand_text
 from ..game.constants import CONTRACT_NAMES, NUM_PLAYERS
 from ..game.driver import serves_rows
-from ..game.engine import BarbuState, IllegalActionError, episode_hands
+from ..game.engine import BarbuState, episode_hands
 from ..game.observation import OBS_HIGH, OBS_LOW, observation_bounds
 from ..game.position import Positions
 from ..game.rules import Rules, load_rules
 from ..game.vector import VectorBarbu
 from ..util.files import quote
 from .aec import reset_options
-from .gym_env import ILLEGAL_ACTION_MODES, RESET_OPTIONS, check_reset_options, opponent_specs
+from .gym_env import RESET_OPTIONS, check_reset_options, opponent_specs
+from .stepping import check_illegal_action, play_instead
 
 __all__ = ["AUTORESET_MODES", "BarbuGymVectorEnv", "BarbuVectorEnv"]
 
@@ -336,8 +337,7 @@ class BarbuGymVectorEnv(VectorEnv):
             raise ValueError(f"render_mode must be None (render a game with Barbu-v1), not {render_mode!r}")
         if seat != "rotate" and (isinstance(seat, bool) or seat not in range(NUM_PLAYERS)):
             raise ValueError(f"seat must be 0-3 or 'rotate', not {seat!r}")
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, not {illegal_action!r}")
+        check_illegal_action(illegal_action, default="random")
         specs = opponent_specs(opponents)
         episode_hands(episode)  # an unknown mode fails here, not at reset
         modes = {m.value: m for m in AUTORESET_MODES}
@@ -440,17 +440,8 @@ class BarbuGymVectorEnv(VectorEnv):
         ended = self._ended.copy()  # NEXT_STEP: these reset now, their actions ignored
         valid = (actions >= 0) & (actions < NUM_ACTIONS)
         illegal = ~(valid & masks[self._rows, np.where(valid, actions, 0)]) & ~ended
-        if illegal.any():
-            bad = np.flatnonzero(illegal)
-            if self.illegal_action == "raise":
-                i, a = int(bad[0]), int(actions[bad[0]])
-                what = f"{a} ({action_text(a)})" if 0 <= a < NUM_ACTIONS else repr(a)
-                legal = ", ".join(f"{b} ({action_text(b)})" for b in np.flatnonzero(masks[i]).tolist())
-                raise IllegalActionError(
-                    f"sub-environment {i}: action {what} is illegal for seat {self._seat[i]}; legal actions: {legal}"
-                )
-            for i in bad.tolist():  # as Barbu-v1: a random legal action from the sub-environment's generator
-                actions[i] = int(self._rngs[i].choice(np.flatnonzero(masks[i]).tolist()))
+        for i in np.flatnonzero(illegal).tolist():  # "raise": the first; "random": as Barbu-v1, from its generator
+            actions[i] = self._instead(i, int(actions[i]), masks[i])
         results: list[list[dict]] = [[] for _ in range(N)]
         terminated = np.zeros(N, dtype=bool)
         rewards = np.zeros(N, dtype=np.float64)
@@ -468,6 +459,14 @@ class BarbuGymVectorEnv(VectorEnv):
             info["illegal_action"] = illegal
             info["_illegal_action"] = illegal.copy()
         return self.games._obs.copy(), rewards, terminated, np.zeros(N, dtype=bool), info
+
+    def _instead(self, i: int, action: int, mask: np.ndarray) -> int:
+        """The action sub-environment ``i`` plays for its illegal ``action`` (``illegal_action``)."""
+        legal = np.flatnonzero(mask).tolist()
+        what = f"{action} ({action_text(action)})" if 0 <= action < NUM_ACTIONS else repr(action)
+        named = ", ".join(f"{b} ({action_text(b)})" for b in legal)
+        refusal = f"sub-environment {i}: action {what} is illegal for seat {self._seat[i]}; legal actions: {named}"
+        return play_instead(self.illegal_action, legal, self._rngs[i], lambda: refusal)
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions in every game, bool [N, 85]."""

@@ -273,9 +273,7 @@ class BarbuState:
         is over after 28 hands (``"game"``), 7 (``"round"``) or 1 (``"hand"``), everything
         up to then exactly as in the whole game."""
         hands = episode_hands(episode)
-        s = cls.__new__(cls)
-        s.rules = load_rules(rules)
-        s.rng = rng if rng is not None else np.random.default_rng()
+        s = cls._blank(rules, rng if rng is not None else np.random.default_rng())
         if deals is None:
             deals = []
         if isinstance(deals, (str, bytes)) or not hasattr(deals, "__len__") or len(deals) > NUM_HANDS:
@@ -286,18 +284,11 @@ class BarbuState:
         if isinstance(first_declarer, bool) or first_declarer not in range(NUM_PLAYERS):
             raise ValueError(f"first_declarer must be a seat 0-3, not {first_declarer!r}")
         s.first_declarer = int(first_declarer)
-        s.results = []
-        s.history = []
-        s._rp = K.rules_params(s.rules)
         s._set_games(K.new_games(1))
         given = len(s.deals)
         for h in range(given):
             s._games.preset[0, h] = s.deals[h]
         s._games.preset[0, given:] = _random_deals(s.rng, NUM_HANDS - given)
-        s._rewards = np.zeros((1, NUM_PLAYERS), dtype=np.float32)
-        s._obs = np.zeros((1, OBS_DIM), dtype=np.float32)
-        s._obs64 = s._obs.view(np.uint64)
-        s._obs_seat = -1
         cur, lo, hi = K.game_new(*s._games, s._rp, s.first_declarer, hands)
         s._cur = cur
         s._legal = lo | hi << 64
@@ -313,16 +304,11 @@ class BarbuState:
         after the current one come from the position's deals where it has them, else
         from a fresh Generator. ``results`` and ``history`` start empty."""
         hands = episode_hands(episode)
-        s = cls.__new__(cls)
-        s.rules = load_rules(rules)
-        s.rng = np.random.default_rng()
+        s = cls._blank(rules, np.random.default_rng())
         g = np.asarray(positions.ints[index], dtype=np.int64)
         if g[K.F_PHASE] == K.PH_GAME_OVER:
             raise ValueError("the game is over: there is no position to continue")
         s.first_declarer = int(g[K.F_FIRST])
-        s.results = []
-        s.history = []
-        s._rp = K.rules_params(s.rules)
         games = K.new_games(1)
         games.ints[0] = g
         games.ints[0, K.F_EPISODE] = hands
@@ -334,12 +320,24 @@ class BarbuState:
         games.ints[0, K.F_PRESET] = NUM_HANDS
         s._set_games(games)
         s.deals = [tuple(int(x) for x in games.preset[0, h]) for h in range(known)]
+        s._cur = int(s._ints[0, K.F_CUR])
+        s._refresh()
+        return s
+
+    @classmethod
+    def _blank(cls, rules: Rules | str | dict | None, rng: np.random.Generator) -> BarbuState:
+        """A state under ``rules`` drawing from ``rng``, with no game yet: empty results and
+        history, its rules' kernel parameters, blank reward and observation buffers."""
+        s = cls.__new__(cls)
+        s.rules = load_rules(rules)
+        s.rng = rng
+        s.results = []
+        s.history = []
+        s._rp = K.rules_params(s.rules)
         s._rewards = np.zeros((1, NUM_PLAYERS), dtype=np.float32)
         s._obs = np.zeros((1, OBS_DIM), dtype=np.float32)
         s._obs64 = s._obs.view(np.uint64)
         s._obs_seat = -1
-        s._cur = int(s._ints[0, K.F_CUR])
-        s._refresh()
         return s
 
     def deal_hand(self, deal: Sequence[Sequence[int | str]]) -> None:

@@ -9,10 +9,13 @@ in step.
 
 ``OBS_DIM`` is the sum of the slices (1132; ``OBS_LAYOUT`` numbers the layout).
 ``decode(obs)`` splits a vector (or a batch) back into its named slices, reshaped;
-tests use it. This module is the layout only:
+``read(obs, seat)`` reads one observation back into whole numbers and card sets by
+absolute seat (a ``Reading``), the one reading that the table view
+(``barbu_env.view.table.TableView.from_observation``) and the positions built from an
+observation (``barbu_env.game.position.Positions.from_observation``) start from. This
+module is the layout only:
 the vectors are written by the numba kernels (``barbu_env.game._kernels``) from one game's
-state, through ``BarbuState.observe(seat)`` (or ``ObservationEncoder``, the same
-behind the interface it had). ``BarbuState.state_vector()`` is the global,
+state, through ``BarbuState.observe(seat)``. ``BarbuState.state_vector()`` is the global,
 perfect-information vector for centralized critics: all four hands (absolute seats),
 then seat 0's observation less its hand slice (``STATE_DIM`` = 1288).
 
@@ -56,16 +59,14 @@ a batch) into its named slices, as ``decode`` does.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .cards import NUM_CARDS
 from .constants import NUM_CONTRACTS, NUM_HANDS, NUM_PLAYERS
 from .rules import _CONTRACT_ITEMS, _GAME_BOUND_PER_POINT, POINT_SWITCHES, POINTS_LIMIT, Rules, load_rules
-
-if TYPE_CHECKING:
-    from .engine import BarbuState
 
 # (name, shape) of every slice, in order; the offsets follow.
 SLICES: tuple[tuple[str, tuple[int, ...]], ...] = (
@@ -234,30 +235,119 @@ def card_set(row: np.ndarray) -> int:
     return sum(1 << int(c) for c in np.flatnonzero(np.asarray(row) > 0.5))
 
 
-class ObservationEncoder:
-    """Observations of one game, for callers of the interface the Python encoder had:
-    ``observe(state, seat)`` is ``state.observe(seat)``, written by the kernels;
-    ``privileged`` appends the other hands of the state last observed."""
+#: Byte weights that turn 52 0/1 values, packed 8 to a byte, into a card set.
+_BYTE_SHIFTS = np.arange(7, dtype=np.uint64) * np.uint64(8)
 
-    def __init__(self) -> None:
-        self._state: BarbuState | None = None
 
-    def reset(self) -> None:
-        """Forget the state last observed."""
-        self._state = None
+def card_sets(rows: np.ndarray) -> np.ndarray:
+    """Card rows ``[..., 52]`` (0/1 values) as card sets, uint64 ``[...]``."""
+    rows = np.asarray(rows)
+    packed = np.packbits(rows > 0.5, axis=-1, bitorder="little").astype(np.uint64)  # [..., 7]
+    return np.bitwise_or.reduce(packed << _BYTE_SHIFTS, axis=-1)
 
-    def observe(self, state: BarbuState, seat: int) -> np.ndarray:
-        """The observation of ``seat`` as a new float32 array."""
-        self._state = state
-        return state.observe(seat)
 
-    def privileged(self, obs: np.ndarray, seat: int) -> np.ndarray:
-        """``seat``'s observation ``obs`` (just built by ``observe``) followed by the other
-        three players' hands, relative seats 1, 2, 3: ``PRIVILEGED_DIM`` values."""
-        rows = self._state.hand_rows()[[(seat + k) & 3 for k in (1, 2, 3)]]
-        return np.concatenate([obs, rows.reshape(-1)])
+#: The scales of the slices that are not 0/1 (``barbu_env/envs/aec.py``'s table): game scores / 100,
+#: tricks / 13, hand points / 10, cards held / 13.
+SCORE_SCALE, TRICKS_SCALE, POINTS_SCALE, CARDS_SCALE = 100, 13, 10, 13
+#: The fields of a ``Reading`` read from the scaled slices: (field, slice, scale).
+_SCALED = (
+    ("scores", "game_scores", SCORE_SCALE),
+    ("tricks_won", "tricks_won", TRICKS_SCALE),
+    ("points", "hand_points", POINTS_SCALE),
+    ("cards_left", "cards_left", CARDS_SCALE),
+)
+#: The one-hot slices, read as the index of their value set (``Reading``).
+ONE_HOT = ("phase", "contract", "trump", "domino_rank", "declarer", "hand_number", "to_act", "leader", "trick_number")
+#: The one-hot slices that name a relative seat (read as an absolute seat).
+_SEAT_SLICES = ("declarer", "to_act", "leader")
 
-    def state_vector(self, state: BarbuState) -> np.ndarray:
-        """The global state: all hands (absolute seats), then seat 0's observation less its hand."""
-        self._state = state
-        return state.state_vector()
+
+@dataclass(frozen=True)
+class Reading:
+    """One observation read back into whole numbers and card sets (52-bit ints), every seat
+    absolute (the observer at ``seat``), every tuple of four in seat order 0-3.
+
+    The one-hot slices (``ONE_HOT``) are the index of the value set, -1 if none (the first
+    if several: ``ambiguous`` names those slices); seats read from them are absolute.
+    ``named[i]``: the seats (a 4-bit set) seat i named while doubling; ``owed[i][d]`` as in
+    the observation (doubles owed / ``min_declarer_doubles``); ``contracts_left`` 7-bit
+    sets of contracts, ``voids`` 4-bit sets of suits; ``scores``, ``tricks_won``,
+    ``points`` and ``cards_left`` unscaled (game points, tricks, raw points, cards);
+    ``out_order`` the seats in the order they went out in Domino."""
+
+    seat: int
+    phase: int
+    contract: int
+    trump: int
+    domino_rank: int
+    declarer: int
+    hand_number: int
+    to_act: int
+    leader: int
+    trick_number: int
+    ambiguous: frozenset[str]
+    hand: int
+    domino_playable: int
+    trick: tuple[int, ...]
+    played: tuple[int, ...]
+    taken: tuple[int, ...]
+    excluded: tuple[int, ...]
+    named: tuple[int, ...]
+    doubling_done: tuple[bool, ...]
+    owed: tuple[tuple[float, ...], ...]
+    contracts_left: tuple[int, ...]
+    scores: tuple[int, ...]
+    tricks_won: tuple[int, ...]
+    points: tuple[int, ...]
+    cards_left: tuple[int, ...]
+    voids: tuple[int, ...]
+    out_order: tuple[int, ...]
+
+
+def read(obs: np.ndarray, seat: int = 0) -> Reading:
+    """The observation ``obs`` of the observer at ``seat``, read (see ``Reading``): what the
+    table view and the positions built from an observation both start from."""
+    d = decode(obs)
+    rel = [(p - seat) % NUM_PLAYERS for p in range(NUM_PLAYERS)]  # each seat's relative row
+
+    def by_seat(rows: Any) -> tuple:
+        return tuple(rows[r] for r in rel)
+
+    def bits(rows: np.ndarray) -> tuple[int, ...]:  # a 0/1 row per relative seat -> a bit set per seat
+        return by_seat(((rows > 0.5) @ (1 << np.arange(rows.shape[-1]))).tolist())
+
+    def scaled(values: np.ndarray, scale: int) -> tuple[int, ...]:  # round(value * scale), half to even
+        return by_seat(np.round(values.astype(np.float64) * scale).astype(np.int64).tolist())
+
+    index, ambiguous = {}, set()
+    for name in ONE_HOT:
+        hot = np.flatnonzero(d[name] > 0.5)
+        index[name] = int(hot[0]) if len(hot) else -1
+        if len(hot) > 1:
+            ambiguous.add(name)
+    for name in _SEAT_SLICES:
+        if index[name] >= 0:
+            index[name] = (seat + index[name]) % NUM_PLAYERS
+    sets = card_sets(np.asarray(obs)[: NUM_CARD_ROWS * NUM_CARDS].reshape(NUM_CARD_ROWS, NUM_CARDS)).tolist()
+
+    def card_rows(name: str) -> list[int]:  # the card sets of a slice of card rows, in its order
+        a, b, _ = OFFSETS[name]
+        return sets[a // NUM_CARDS : b // NUM_CARDS]
+
+    place = d["domino_place"]
+    out = sorted((int(np.flatnonzero(place[r] > 0.5)[0]), p) for p, r in enumerate(rel) if place[r].max() > 0.5)
+    return Reading(
+        seat=seat,
+        **index,
+        ambiguous=frozenset(ambiguous),
+        hand=card_rows("hand")[0],
+        domino_playable=card_rows("domino_playable")[0],
+        **{name: by_seat(card_rows(name)) for name in ("trick", "played", "taken", "excluded")},
+        named=tuple((b << seat | b >> (NUM_PLAYERS - seat)) & 0xF for b in bits(d["doubled"])),  # seats made absolute
+        doubling_done=by_seat((d["doubling_done"] > 0.5).tolist()),
+        owed=tuple(by_seat(row) for row in by_seat(d["owed"].astype(np.float64).tolist())),
+        contracts_left=bits(d["contracts_left"]),
+        **{field: scaled(d[name], scale) for field, name, scale in _SCALED},
+        voids=bits(d["voids"]),
+        out_order=tuple(p for _, p in out),
+    )

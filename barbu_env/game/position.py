@@ -48,22 +48,13 @@ import numpy as np
 from . import _kernels as K
 from .cards import NUM_CARDS
 from .constants import NUM_HANDS, NUM_PLAYERS, Phase
-from .observation import OBS_DIM, decode
+from .observation import OBS_DIM, decode, read
 from .rules import Rules, load_rules
 
 if TYPE_CHECKING:
     from .engine import BarbuState
 
 _ALL = (1 << NUM_CARDS) - 1
-#: Byte weights that turn 52 0/1 values, packed 8 to a byte, into a card set.
-_BYTE_SHIFTS = np.arange(7, dtype=np.uint64) * np.uint64(8)
-
-
-def card_sets(rows: np.ndarray) -> np.ndarray:
-    """Card rows ``[..., 52]`` (0/1 values) as card sets, uint64 ``[...]``."""
-    rows = np.asarray(rows)
-    packed = np.packbits(rows > 0.5, axis=-1, bitorder="little").astype(np.uint64)  # [..., 7]
-    return np.bitwise_or.reduce(packed << _BYTE_SHIFTS, axis=-1)
 
 
 @dataclass(frozen=True)
@@ -139,65 +130,67 @@ class Positions:
         if isinstance(seat, bool) or seat not in range(NUM_PLAYERS):
             raise ValueError(f"seat must be 0-3, not {seat!r}")
         rules = load_rules(rules)
-        d = decode(obs)
-        phase = _one_hot(d["phase"], "phase")
+        r = read(obs, seat)
+
+        def one_hot(name: str, optional: bool = False) -> int:  # a one-hot slice's index, or an error naming it
+            value = getattr(r, name)
+            if name in r.ambiguous or (value < 0 and not optional):
+                raise ValueError(f"the observation's {name} slice is not one-hot: {decode(obs)[name].tolist()}")
+            return value
+
+        phase = one_hot("phase")
         if phase == Phase.GAME_OVER:
             raise ValueError("the game is over: there is no position to continue")
         g = np.zeros(K.NUM_INT_FIELDS, dtype=np.int64)
         c = np.zeros(K.NUM_CARD_FIELDS, dtype=np.uint64)
-
-        def absolute(r: int) -> int:  # relative seat -> seat in the position
-            return (seat + r) % NUM_PLAYERS
-
-        # Card rows (relative seats) into card sets by seat.
-        rel = {name: card_sets(d[name]) for name in ("trick", "played", "taken", "excluded")}
-        for r in range(NUM_PLAYERS):
-            p = absolute(r)
-            c[K.K_PLAYED + p] = rel["played"][r]
-            c[K.K_TAKEN + p] = rel["taken"][r]
-            c[K.K_EXCL + p] = rel["excluded"][r]
-        c[K.K_HANDS + seat] = card_sets(d["hand"])
-        c[K.K_PLAYABLE] = card_sets(d["domino_playable"])
+        for p in range(NUM_PLAYERS):
+            c[K.K_PLAYED + p] = r.played[p]
+            c[K.K_TAKEN + p] = r.taken[p]
+            c[K.K_EXCL + p] = r.excluded[p]
+        c[K.K_HANDS + seat] = r.hand
+        c[K.K_PLAYABLE] = r.domino_playable
         for p in range(NUM_PLAYERS):
             c[K.K_DEALT + p] = c[K.K_HANDS + p] | c[K.K_PLAYED + p]
         # The hand: its number, declarer, contract, trump or starting rank.
-        hand = _one_hot(d["hand_number"], "hand_number")
-        declarer = absolute(_one_hot(d["declarer"], "declarer"))
+        hand = one_hot("hand_number")
+        declarer = one_hot("declarer")
         g[K.F_PHASE] = phase
         g[K.F_HAND] = hand
         g[K.F_DECLARER] = declarer
         rounds = hand if rules.rotation == "every_hand" else hand // 7
         g[K.F_FIRST] = (declarer - rounds) % NUM_PLAYERS
-        g[K.F_CONTRACT] = _one_hot(d["contract"], "contract", optional=True)
-        g[K.F_TRUMP] = _one_hot(d["trump"], "trump", optional=True)
-        g[K.F_RANK] = _one_hot(d["domino_rank"], "domino_rank", optional=True)
+        g[K.F_CONTRACT] = one_hot("contract", optional=True)
+        g[K.F_TRUMP] = one_hot("trump", optional=True)
+        g[K.F_RANK] = one_hot("domino_rank", optional=True)
         g[K.F_PRESET] = hand + 1  # later hands: from the slot's stream unless with_future_deals
         g[K.F_DIRTY] = 0xF
-        cur = absolute(_one_hot(d["to_act"], "to_act"))
-        g[K.F_CUR] = cur
+        g[K.F_CUR] = one_hot("to_act")
         m = rules.min_declarer_doubles
-        sizes = np.zeros((1, NUM_PLAYERS), dtype=np.int64)
-        for r in range(NUM_PLAYERS):
-            p = absolute(r)
-            g[K.F_LEFT + p] = int(np.dot(d["contracts_left"][r] > 0.5, 1 << np.arange(7)))
-            g[K.F_SCORES + p] = round(float(d["game_scores"][r]) * 100)
-            g[K.F_WON + p] = round(float(d["tricks_won"][r]) * 13)
-            g[K.F_POINTS + p] = round(float(d["hand_points"][r]) * 10)
-            g[K.F_VOIDS + p] = int(np.dot(d["voids"][r] > 0.5, 1 << np.arange(4)))
-            sizes[0, p] = round(float(d["cards_left"][r]) * 13)
-            for j in range(NUM_PLAYERS):
-                if d["doubled"][r, j] > 0.5:
-                    g[K.F_NAMED + p] |= 1 << absolute(j)
-                g[K.F_OWED + 4 * p + absolute(j)] = round(float(d["owed"][r, j]) * m) if m else 0
-        _set_trick(g, d, rel["trick"], phase, absolute)
+        sizes = np.array([r.cards_left], dtype=np.int64)
+        for p in range(NUM_PLAYERS):
+            g[K.F_LEFT + p] = r.contracts_left[p]
+            g[K.F_SCORES + p] = r.scores[p]
+            g[K.F_WON + p] = r.tricks_won[p]
+            g[K.F_POINTS + p] = r.points[p]
+            g[K.F_VOIDS + p] = r.voids[p]
+            g[K.F_NAMED + p] = r.named[p]
+            for q in range(NUM_PLAYERS):
+                g[K.F_OWED + 4 * p + q] = round(r.owed[p][q] * m) if m else 0
+        # The current trick: its number, leader and cards by seat.
+        g[K.F_TRICK : K.F_TRICK + NUM_PLAYERS] = -1
+        g[K.F_LEADER] = declarer
+        if phase == Phase.TRICKS:
+            g[K.F_TRICK_NO] = one_hot("trick_number")
+            g[K.F_LEADER] = one_hot("leader")
+            for p in range(NUM_PLAYERS):
+                if r.trick[p]:
+                    g[K.F_TRICK + p] = r.trick[p].bit_length() - 1
         # The rest (doubling order and position, the trick's winner so far ...) as the kernels' rules make it.
-        done = sum(1 << absolute(r) for r in range(NUM_PLAYERS) if d["doubling_done"][r] > 0.5)
+        done = sum(1 << p for p in range(NUM_PLAYERS) if r.doubling_done[p])
         K.resume_position(g[None], c[None], done)
-        for k in range(NUM_PLAYERS):  # Domino finishing order
-            for r in range(NUM_PLAYERS):
-                if d["domino_place"][r, k] > 0.5:
-                    g[K.F_OUT + k] = absolute(r)
-                    g[K.F_NOUT] = k + 1
+        for k, p in enumerate(r.out_order):  # Domino finishing order
+            g[K.F_OUT + k] = p
+        g[K.F_NOUT] = len(r.out_order)
         preset = np.zeros((1, NUM_HANDS, NUM_PLAYERS), dtype=np.uint64)
         return cls(g[None], c[None], preset, np.array([seat], dtype=np.int64), sizes)
 
@@ -255,29 +248,6 @@ class Positions:
 
 
 _FIELDS = ("ints", "cards", "preset", "observer", "sizes")
-
-
-def _one_hot(v: np.ndarray, name: str, optional: bool = False) -> int:
-    hot = np.flatnonzero(np.asarray(v) > 0.5)
-    if len(hot) == 1:
-        return int(hot[0])
-    if optional and len(hot) == 0:
-        return -1
-    raise ValueError(f"the observation's {name} slice is not one-hot: {np.asarray(v).tolist()}")
-
-
-def _set_trick(g: np.ndarray, d: dict, trick_rows: np.ndarray, phase: int, absolute) -> None:
-    """The current trick as the observation shows it: its number, leader and cards by seat."""
-    g[K.F_TRICK : K.F_TRICK + NUM_PLAYERS] = -1
-    g[K.F_LEADER] = g[K.F_DECLARER]
-    if phase != Phase.TRICKS:
-        return
-    g[K.F_TRICK_NO] = _one_hot(d["trick_number"], "trick_number")
-    g[K.F_LEADER] = absolute(_one_hot(d["leader"], "leader"))
-    for r in range(NUM_PLAYERS):
-        cards = int(trick_rows[r])
-        if cards:
-            g[K.F_TRICK + absolute(r)] = cards.bit_length() - 1
 
 
 def _hand_array(hands) -> np.ndarray:

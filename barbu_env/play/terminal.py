@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..game.actions import AGENTS, DECLARE_OFFSET, DOUBLE_OFFSET, PASS_ACTION, RANK_OFFSET, TRUMP_OFFSET, mask_array
+from ..envs.stepping import play_turns
+from ..game.actions import AGENTS, DECLARE_OFFSET, DOUBLE_OFFSET, PASS_ACTION, RANK_OFFSET, TRUMP_OFFSET
 from ..game.cards import RANK_NAMES, SUIT_LETTERS, SUIT_NAMES, card_from_text, card_text
 from ..game.constants import CONTRACT_LABELS, CONTRACT_NAMES, NUM_CONTRACTS, NUM_HANDS, NUM_PLAYERS, Contract, Phase
 from ..game.engine import BarbuState, HandResult
@@ -413,26 +414,43 @@ def play_at_terminal(
     if state is None:
         state = BarbuState.new_game(load_rules(rules), rng, first_declarer=first_declarer)
     names = [f"P{p} {labels[p]}" for p in range(NUM_PLAYERS)]
-    while not state.is_terminal and len(state.results) < hands:
-        seat, phase = state.current_player, state.phase
-        obs = {"observation": state.observe(seat), "action_mask": mask_array(state.legal_mask())}
-        if phase is Phase.DECLARE:
-            say(f"\n--- Hand {state.hand_number + 1}/{NUM_HANDS}: {names[seat]} declares ---")
-        action = int(agents[seat].act(obs, AGENTS[seat]))
-        before = state.tricks_won, state.points
+
+    def announce() -> None:  # before a hand's first decision
+        if state.phase is Phase.DECLARE and not state.is_terminal and len(state.results) < hands:
+            say(f"\n--- Hand {state.hand_number + 1}/{NUM_HANDS}: {names[state.current_player]} declares ---")
+
+    def apply(action: int) -> HandResult | None:
+        action, seat, phase = int(action), state.current_player, state.phase
+        tricks, points = state.tricks_won, state.points
         result = state.apply_action(action)
         say(f"{names[seat]}: {action_said(action, seat)}")
-        if phase is Phase.TRICKS and (result is not None or state.trick_size == 0):
-            won, points = (result.tricks, result.raw) if result is not None else (state.tricks_won, state.points)
-            winner = trick_winner(before[0], won)
-            gained = points[winner] - before[1][winner]
+        if (taken := trick_taken(state, phase, result, tricks, points)) is not None:
+            winner, gained = taken
             say(f"  trick to {names[winner]}" + (f" ({gained:+d})" if gained else ""))
         if result is not None:
             for line in hand_summary(result, state.scores, names):
                 say(line)
+        announce()
+        return result
+
+    announce()
+    play_turns(state, agents, hands=hands, apply=apply)
     if state.is_terminal:
         say("Final scores: " + ", ".join(f"{names[p]} {state.scores[p]:+d}" for p in range(NUM_PLAYERS)))
     return state
+
+
+def trick_taken(
+    state: BarbuState, phase: Phase, result: HandResult | None, tricks: Sequence[int], points: Sequence[int]
+) -> tuple[int, int] | None:
+    """After an action taken in ``phase`` (``result``: the hand it ended, if any), when the
+    seats had won ``tricks`` and ``points`` before it: (the trick's winner, the points it
+    gained) if the action completed a trick, else None."""
+    if phase is not Phase.TRICKS or (result is None and state.trick_size != 0):
+        return None
+    won, raw = (result.tricks, result.raw) if result is not None else (state.tricks_won, state.points)
+    winner = trick_winner(tricks, won)
+    return winner, raw[winner] - points[winner]
 
 
 def action_said(action: int, seat: int) -> str:
@@ -472,5 +490,6 @@ __all__ = [
     "play_at_terminal",
     "render_view",
     "seat_labels",
+    "trick_taken",
     "why_not_card",
 ]

@@ -28,8 +28,8 @@ import numpy as np
 
 from ..game.actions import DECLARE_OFFSET, DOUBLE_OFFSET, PASS_ACTION, RANK_OFFSET, TRUMP_OFFSET
 from ..game.cards import RANK_NAMES, SUIT_MASK, SUIT_NAMES, cards_of, rank_of, suit_of
-from ..game.constants import CARDS_PER_HAND, CONTRACT_LABELS, NUM_HANDS, NUM_PLAYERS, Contract, Phase
-from ..game.observation import card_set, decode
+from ..game.constants import CONTRACT_LABELS, NUM_HANDS, NUM_PLAYERS, Contract, Phase
+from ..game.observation import read
 from ..game.rules import Rules
 
 if TYPE_CHECKING:
@@ -39,8 +39,6 @@ if TYPE_CHECKING:
 SUIT_SYMBOLS = "♣♦♥♠"
 #: Seat names relative to a viewer: the viewer, the next to play (left), opposite, right.
 RELATIVE_SEAT_NAMES = ("you", "left", "opposite", "right")
-#: Observation scales (``barbu_env/envs/aec.py``'s table): game scores / 100, tricks / 13, hand points / 10.
-_SCORE_SCALE, _TRICKS_SCALE, _POINTS_SCALE = 100, 13, 10
 
 
 def contract_label(contract: int) -> str:
@@ -51,12 +49,6 @@ def contract_label(contract: int) -> str:
 def card_label(card: int) -> str:
     """A card as people write it: ``10♥``, ``Q♠``."""
     return f"{RANK_NAMES[rank_of(card)]}{SUIT_SYMBOLS[suit_of(card)]}"
-
-
-def _one_hot(row: np.ndarray) -> int:
-    """Index of the set value of a one-hot row, -1 if none."""
-    hot = np.flatnonzero(np.asarray(row) > 0.5)
-    return int(hot[0]) if len(hot) else -1
 
 
 @dataclass
@@ -104,66 +96,40 @@ class TableView:
     ) -> TableView:
         """The view in ``observation`` (``viewer``'s, a float32 vector); ``action_mask``
         gives the legal actions, ``rules`` the rules in force (default: the standard ones)."""
-        d = decode(observation)
-
-        def absolute(relative: int) -> int:
-            return -1 if relative < 0 else (viewer + relative) % NUM_PLAYERS
-
-        def per_seat(values: np.ndarray, scale: int = 1) -> list[int]:
-            rel = [int(round(float(v) * scale)) for v in values]
-            return [rel[(seat - viewer) % NUM_PLAYERS] for seat in range(NUM_PLAYERS)]
-
-        def rel_row(rows: np.ndarray, seat: int) -> np.ndarray:
-            return rows[(seat - viewer) % NUM_PLAYERS]
-
-        phase = Phase(_one_hot(d["phase"]))
-        leader = absolute(_one_hot(d["leader"]))
+        r = read(observation, viewer)
+        phase = Phase(r.phase)
         trick = []
-        if phase is Phase.TRICKS and leader >= 0:
+        if phase is Phase.TRICKS and r.leader >= 0:
             for k in range(NUM_PLAYERS):
-                seat = (leader + k) % NUM_PLAYERS
-                cards = cards_of(card_set(rel_row(d["trick"], seat)))
-                if cards:
-                    trick.append((seat, cards[0]))
-        place = d["domino_place"]
-        out = sorted(
-            (int(np.flatnonzero(rel_row(place, seat) > 0.5)[0]), seat)
-            for seat in range(NUM_PLAYERS)
-            if rel_row(place, seat).max() > 0.5
-        )
-        hand_number = _one_hot(d["hand_number"])
-        hand = card_set(d["hand"])
+                seat = (r.leader + k) % NUM_PLAYERS
+                if r.trick[seat]:
+                    trick.append((seat, cards_of(r.trick[seat])[0]))
         legal = np.flatnonzero(np.asarray(action_mask)).tolist() if action_mask is not None else []
         return cls(
             viewer=viewer,
             phase=phase,
-            hand_number=NUM_HANDS if phase is Phase.GAME_OVER else hand_number,
-            declarer=absolute(_one_hot(d["declarer"])),
-            contract=_one_hot(d["contract"]),
-            trump=_one_hot(d["trump"]),
-            start_rank=_one_hot(d["domino_rank"]),
-            named=[
-                [bool(rel_row(rel_row(d["doubled"], i), j) > 0.5) for j in range(NUM_PLAYERS)]
-                for i in range(NUM_PLAYERS)
-            ],
-            doubling_done=[bool(rel_row(d["doubling_done"], s) > 0.5) for s in range(NUM_PLAYERS)],
-            contracts_left=[
-                sum(1 << c for c in np.flatnonzero(rel_row(d["contracts_left"], s) > 0.5)) for s in range(NUM_PLAYERS)
-            ],
-            scores=per_seat(d["game_scores"], _SCORE_SCALE),
-            tricks_won=per_seat(d["tricks_won"], _TRICKS_SCALE),
-            points=per_seat(d["hand_points"], _POINTS_SCALE),
-            to_act=absolute(_one_hot(d["to_act"])),
-            leader=leader,
-            trick_number=max(_one_hot(d["trick_number"]), 0),
+            hand_number=NUM_HANDS if phase is Phase.GAME_OVER else r.hand_number,
+            declarer=r.declarer,
+            contract=r.contract,
+            trump=r.trump,
+            start_rank=r.domino_rank,
+            named=[[bool(r.named[i] >> j & 1) for j in range(NUM_PLAYERS)] for i in range(NUM_PLAYERS)],
+            doubling_done=list(r.doubling_done),
+            contracts_left=list(r.contracts_left),
+            scores=list(r.scores),
+            tricks_won=list(r.tricks_won),
+            points=list(r.points),
+            to_act=r.to_act,
+            leader=r.leader,
+            trick_number=max(r.trick_number, 0),
             trick=trick,
-            played=[card_set(rel_row(d["played"], s)) for s in range(NUM_PLAYERS)],
-            domino_playable=card_set(d["domino_playable"]),
-            out_order=[seat for _, seat in out],
-            cards_left=per_seat(d["cards_left"], CARDS_PER_HAND),
-            hand=hand,
+            played=list(r.played),
+            domino_playable=r.domino_playable,
+            out_order=list(r.out_order),
+            cards_left=list(r.cards_left),
+            hand=r.hand,
             legal=legal,
-            hands={viewer: hand},
+            hands={viewer: r.hand},
             observation=np.asarray(observation, dtype=np.float32),
             rules=rules,
         )

@@ -46,6 +46,8 @@ slow clients are timed out and connections capped (``barbu_env.play.web.limits``
 A table ("view") is a JSON object: seats are absolute (0-3), cards are ids 0-51
 (``suit * 13 + rank``), actions are ids 0-84 with their text (``barbu_env.view.table.choice_text``).
 The person's view is read from their observation, so it holds only what their seat may know.
+This module is the requests and their routes; the games and replays it keeps, and the
+tables as JSON, are ``barbu_env.play.web.games``'.
 """
 
 from __future__ import annotations
@@ -54,11 +56,8 @@ import json
 import math
 import secrets
 import threading
-import time
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -74,6 +73,7 @@ with needs("web", "barbu_env.play.web.server"):  # one line if the extra is miss
     from pydantic import BaseModel, ConfigDict, Field, ValidationError
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
+    from .games import QUOTE, Game, Games, Replays, cut, view_json
     from .limits import (
         MAX_RECORD_BYTES,
         MAX_REQUEST_BYTES,
@@ -87,14 +87,13 @@ with needs("web", "barbu_env.play.web.server"):  # one line if the extra is miss
 from ...agents import Agent, agent_names, make_agent, parse_agent_spec
 from ...agents.registry import spec_with
 from ...evaluation.records import GameRecord, RecordError, printable, replay_record
-from ...game.actions import AGENTS, NUM_ACTIONS, mask_array
-from ...game.cards import SUIT_MASK, cards_of
-from ...game.constants import CONTRACT_NAMES, NUM_HANDS, NUM_PLAYERS, Phase, Refusal
-from ...game.engine import BarbuState, HandResult
+from ...game.actions import NUM_ACTIONS
+from ...game.constants import NUM_HANDS, NUM_PLAYERS, Refusal
+from ...game.engine import BarbuState
 from ...game.rules import Rules, RulesError, load_rules, preset_names
 from ...view.refusals import refusal_text
-from ...view.table import TableView, choice_text, contract_label, record_steps, state_view, trick_winner
-from ..terminal import action_said, hand_summary, seat_labels
+from ...view.table import TableView, record_steps, state_view
+from ..terminal import seat_labels
 
 STATIC = Path(__file__).resolve().parent / "static"
 #: Replays kept at once; the least recently used is dropped past this (games: ``Limits``).
@@ -108,7 +107,6 @@ MAX_REPLAY_BYTES = 64_000_000
 MAX_NAME = 200
 #: The longest ``detail`` of any refusal; a field's value is quoted in at most ``QUOTE``.
 MAX_DETAIL = 600
-QUOTE = 40
 #: An integer literal longer than this in a request is kept as its length only (no field
 #: takes one; Python will not even read one of over 4,300 digits).
 MAX_DIGITS = 30
@@ -147,17 +145,13 @@ class Action(BaseModel):
     action: int = Field(ge=0, lt=NUM_ACTIONS)
 
 
-def _cut(text: str, width: int = QUOTE) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
 def _short(value: Any, width: int = QUOTE) -> str:
     """``value`` as JSON text (``NaN`` and all), cut to ``width`` characters."""
     try:
         text = json.dumps(value, allow_nan=True, default=repr)
     except (ValueError, RecursionError):
         text = repr(value) if not isinstance(value, (list, dict)) else f"<a {type(value).__name__}>"
-    return _cut(text, width)
+    return cut(text, width)
 
 
 class BigInt:
@@ -205,7 +199,7 @@ def validation_detail(errors: Sequence[dict[str, Any]]) -> str:
     """Pydantic's errors as one line: each field, what is wrong, what was sent (quoted short)."""
     parts = []
     for error in errors[:5]:
-        where = ".".join(_cut(printable(p)) for p in error.get("loc", ()) if p != "body") or "body"
+        where = ".".join(cut(printable(p)) for p in error.get("loc", ()) if p != "body") or "body"
         value = error.get("input")
         if isinstance(value, BigInt):
             parts.append(f"{where}: {value!r} is out of range")
@@ -244,162 +238,6 @@ def strict_json(body: bytes) -> Any:
         raise ValueError(f"not UTF-8 ({e.reason})") from None
 
 
-# ---------------------------------------------------------------------- views as JSON
-
-
-def view_json(view: TableView, labels: Sequence[str] | None) -> dict[str, Any]:
-    """A ``TableView`` as plain JSON values (see the module docstring); without ``labels``
-    (a replay's steps, whose labels are sent once) it has no ``"labels"``."""
-    out: dict[str, Any] = {"viewer": view.viewer} | ({"labels": list(labels)} if labels is not None else {})
-    return out | {
-        "phase": view.phase.name,
-        "hand_number": view.hand_number + 1,
-        "declarer": view.declarer,
-        "contract": contract_label(view.contract) if view.contract >= 0 else None,
-        "contract_text": view.contract_text(),
-        "trump": view.trump,
-        "start_rank": view.start_rank,
-        "doubles": [list(d) for d in view.doubles()],
-        "scores": view.scores,
-        "tricks_won": view.tricks_won,
-        "points": view.points,
-        "to_act": view.to_act,
-        "leader": view.leader,
-        "trick_number": view.trick_number + 1,
-        "trick": [list(t) for t in view.trick],
-        "hands": {str(seat): _held(cards) for seat, cards in view.hands.items()},
-        "cards_left": view.cards_left,
-        "domino_rows": [cards_of(view.laid() & SUIT_MASK[s]) for s in range(len(SUIT_MASK))],
-        "out_order": view.out_order,
-        "legal": [{"id": a, "text": choice_text(a)} for a in view.legal],
-    }
-
-
-def _held(cards: int) -> list[int]:
-    """A hand as held: spades first, high to low within a suit."""
-    return [c for s in (3, 2, 1, 0) for c in reversed(cards_of(cards & SUIT_MASK[s]))]
-
-
-# ---------------------------------------------------------------------- games
-
-
-@dataclass
-class Game:
-    """One game on the server: its state, its agents (None at the person's seat), the
-    lines of what happened since the hand began, the last completed trick."""
-
-    id: str
-    state: BarbuState
-    agents: list[Agent | None]
-    labels: list[str]
-    human: int
-    hands: int
-    log: list[str] = field(default_factory=list)
-    last_trick: dict[str, Any] | None = None
-    last_result: list[str] | None = None
-    end_view: TableView | None = None  # the table as the last hand to play ended (the state has dealt the next)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    owner: str = "local"  # the address of the client that started it
-    searches: bool = False  # whether an agent of it searches (SEARCH_AGENTS): its moves take a search slot
-    used: float = field(default_factory=time.monotonic)  # when a request last named it
-
-    @property
-    def over(self) -> bool:
-        return self.state.is_terminal or len(self.state.results) >= self.hands
-
-    def view(self) -> dict[str, Any]:
-        state, seat = self.state, self.human
-        mask = mask_array(state.legal_mask()) if state.current_player == seat and not self.over else None
-        view = self.end_view or TableView.from_observation(state.observe(seat), seat, mask)
-        out = view_json(view, self.labels)
-        out.update(
-            game=self.id,
-            log=self.log[-60:],
-            last_trick=self.last_trick,
-            last_result=self.last_result,
-            over=self.over,
-            hands_to_play=self.hands,
-            hands_played=len(state.results),
-        )
-        return out
-
-    def apply(self, action: int) -> None:
-        """The person's action (legal: checked by the caller), then the agents' actions
-        until the person is to act again or the game is over."""
-        self._step(action)
-        self.advance()
-
-    def advance(self) -> None:
-        """The agents' actions until the person is to act or the game is over."""
-        while not self.over and self.state.current_player != self.human:
-            seat = self.state.current_player
-            obs = {"observation": self.state.observe(seat), "action_mask": mask_array(self.state.legal_mask())}
-            self._step(int(self.agents[seat].act(obs, AGENTS[seat])))
-
-    def _step(self, action: int) -> None:
-        state = self.state
-        seat, phase = state.current_player, state.phase
-        if phase is Phase.DECLARE:
-            self.log = []
-        tricks, points = state.tricks_won, state.points
-        trick = [[p, c] for p, c in _trick_of(state)]
-        result = state.apply_action(action)
-        who = "You" if seat == self.human else f"P{seat} {self.labels[seat]}"
-        self.log.append(f"{who}: {action_said(action, seat)}")
-        if phase is Phase.TRICKS and (result is not None or state.trick_size == 0):
-            won = result.tricks if result is not None else state.tricks_won
-            raw = result.raw if result is not None else state.points
-            winner = trick_winner(tricks, won)
-            gained = raw[winner] - points[winner]
-            self.last_trick = {"cards": trick + [[seat, action]], "winner": winner, "points": gained}
-            self.log.append(f"Trick to P{winner}" + (f" ({gained:+d})" if gained else ""))
-        if result is not None:
-            names = [f"P{p} {self.labels[p]}" for p in range(NUM_PLAYERS)]
-            self.last_result = hand_summary(result, state.scores, names)
-            self.log.extend(self.last_result)
-            self.last_trick = self.last_trick if phase is Phase.TRICKS else None
-            if self.over and not state.is_terminal:
-                self.end_view = _hand_end_view(result, state.scores, self.human, phase)
-
-
-def _hand_end_view(result: HandResult, scores: list[int], viewer: int, phase: Phase) -> TableView:
-    """The table as a hand ends (every card played, its tricks and points), from ``viewer``'s seat."""
-    levels = result.levels
-    return TableView(
-        viewer=viewer,
-        phase=phase,
-        hand_number=result.hand,
-        declarer=result.declarer,
-        contract=CONTRACT_NAMES.index(result.contract),
-        trump=result.trump if result.trump is not None else -1,
-        start_rank=result.starting_rank if result.starting_rank is not None else -1,
-        named=[[levels[i][j] >= (1 if i < j else 2) for j in range(NUM_PLAYERS)] for i in range(NUM_PLAYERS)],
-        doubling_done=[True] * NUM_PLAYERS,
-        contracts_left=[0] * NUM_PLAYERS,
-        scores=list(scores),
-        tricks_won=list(result.tricks),
-        points=list(result.raw),
-        to_act=-1,
-        leader=-1,
-        trick_number=0,
-        trick=[],
-        played=list(result.dealt),
-        domino_playable=0,
-        out_order=list(result.out_order),
-        cards_left=[0] * NUM_PLAYERS,
-        hand=0,
-        legal=[],
-        hands={},
-    )
-
-
-def _trick_of(state: BarbuState) -> list[tuple[int, int]]:
-    if state.phase is not Phase.TRICKS:
-        return []
-    seats = [(state.leader + k) % NUM_PLAYERS for k in range(NUM_PLAYERS)]
-    return [(p, state.trick[p]) for p in seats if state.trick[p] >= 0]
-
-
 def refusal(view: TableView, action: int, code: Refusal | None = None) -> str:
     """Why ``action`` is not legal for the viewer, in words, and what it may do instead
     (``barbu_env.view.refusals.refusal_text``); ``code``: the kernels' reason, when the caller
@@ -408,130 +246,6 @@ def refusal(view: TableView, action: int, code: Refusal | None = None) -> str:
 
 
 # ---------------------------------------------------------------------- the app
-
-
-class _Store(OrderedDict):
-    """Replays by id, the least recently used dropped past ``limit`` items or, with
-    ``max_bytes``, past that many bytes of items (``bytes`` values) together."""
-
-    def __init__(self, limit: int, max_bytes: int | None = None):
-        super().__init__()
-        self.limit, self.max_bytes, self.size = limit, max_bytes, 0
-        self.lock = threading.Lock()
-
-    def add(self, item_id: str, item: Any) -> None:
-        with self.lock:
-            self[item_id] = item
-            self.size += len(item) if self.max_bytes is not None else 0
-            over_bytes = self.max_bytes is not None and self.size > self.max_bytes
-            while len(self) > self.limit or (over_bytes and len(self) > 1):
-                _, dropped = self.popitem(last=False)
-                self.size -= len(dropped) if self.max_bytes is not None else 0
-                over_bytes = self.max_bytes is not None and self.size > self.max_bytes
-
-    def find(self, item_id: str, what: str) -> Any:
-        with self.lock:
-            if item_id not in self:
-                raise HTTPException(
-                    404, f"no {what} {_cut(printable(item_id))!r} (it may have expired: start a new one)"
-                )
-            self.move_to_end(item_id)
-            return self[item_id]
-
-
-class _Games:
-    """The games in play by id, the least recently used first, each with its owner (a
-    client's address): at most ``limits.games_per_client`` per owner and ``limits.games``
-    in all. A new game past an owner's share replaces that owner's least recently used game
-    untouched for ``limits.own_idle`` seconds (``limits.done_idle`` if it is over), else it
-    is refused 429; past the table's bound, any game untouched for ``limits.idle``
-    (``done_idle`` if over), else 503. So one client never drops another's game in play."""
-
-    def __init__(self, limits: Limits, clock: Any = time.monotonic):
-        self.limits, self.clock = limits, clock
-        self.games: OrderedDict[str, Game] = OrderedDict()
-        self.owned: dict[str, int] = {}  # games and games being made, by owner
-        self.making = 0  # games being made (counted in owned, not yet in games)
-        self.lock = threading.Lock()
-
-    @contextmanager
-    def room(self, owner: str) -> Iterator[Any]:
-        """Room for a new game of ``owner`` (or an ``HTTPException`` 429/503 at once, before
-        any work); yields ``put(game)``, which keeps the game made in that room."""
-        with self.lock:
-            self._make_room(owner)
-            self.owned[owner] = self.owned.get(owner, 0) + 1
-            self.making += 1
-        kept = False
-
-        def put(game: Game) -> None:
-            nonlocal kept
-            with self.lock:
-                game.owner, game.used = owner, self.clock()
-                self.games[game.id] = game
-                self.making -= 1
-                kept = True
-
-        try:
-            yield put
-        finally:
-            if not kept:
-                with self.lock:
-                    self.making -= 1
-                    self._forget(owner)
-
-    def find(self, game_id: str) -> Game:
-        with self.lock:
-            game = self.games.get(game_id)
-            if game is None:
-                raise HTTPException(404, f"no game {_cut(printable(game_id))!r} (it may have expired: start a new one)")
-            self.games.move_to_end(game_id)
-            game.used = self.clock()
-            return game
-
-    def _forget(self, owner: str) -> None:
-        self.owned[owner] -= 1
-        if not self.owned[owner]:
-            del self.owned[owner]
-
-    def _drop_one(self, idle: float, owner: str | None = None) -> float | None:
-        """Drop the least recently used game (of ``owner``, if given) untouched for ``idle``
-        seconds (``limits.done_idle`` if it is over, when that is shorter); ``None`` if one
-        was dropped, else the seconds until one will be (``inf`` if there is none)."""
-        now, wait = self.clock(), math.inf
-        for game_id, game in self.games.items():
-            if owner is not None and game.owner != owner:
-                continue
-            gives_way = min(idle, self.limits.done_idle) if game.over else idle
-            if now - game.used >= gives_way:
-                del self.games[game_id]
-                self._forget(game.owner)
-                return None
-            wait = min(wait, gives_way - (now - game.used))
-        return wait
-
-    def _make_room(self, owner: str) -> None:
-        limits = self.limits
-        if self.owned.get(owner, 0) >= limits.games_per_client:
-            wait = self._drop_one(limits.own_idle, owner)
-            if wait is not None:
-                retry = max(1, math.ceil(wait)) if math.isfinite(wait) else math.ceil(limits.own_idle)
-                raise HTTPException(
-                    429,
-                    f"this address has {limits.games_per_client} games in play, the most one address may "
-                    f"keep: finish one, or start a new one in {retry} s (a game untouched for "
-                    f"{limits.own_idle:g} s, or a finished one for {limits.done_idle:g} s, then gives way)",
-                    headers={"Retry-After": str(retry)},
-                )
-        if len(self.games) + self.making >= limits.games:
-            wait = self._drop_one(limits.idle)
-            if wait is not None:
-                retry = max(1, math.ceil(wait)) if math.isfinite(wait) else math.ceil(limits.idle)
-                raise HTTPException(
-                    503,
-                    f"the table keeps {limits.games} games in play, its most: try again in {retry} s",
-                    headers={"Retry-After": str(retry)},
-                )
 
 
 def create_app(
@@ -560,7 +274,7 @@ def create_app(
     allowed.update(zip(seat_labels(specs), specs))
     allowed.pop(HUMAN, None)
     seeds = np.random.SeedSequence(seed)
-    games, replays = _Games(limits), _Store(MAX_REPLAYS, MAX_REPLAY_BYTES)
+    games, replays = Games(limits), Replays(MAX_REPLAYS, MAX_REPLAY_BYTES)
     search_slots = threading.BoundedSemaphore(limits.searches)
     app = FastAPI(title="Barbu", docs_url=None, redoc_url=None)
     app.state.limits, app.state.search_slots = limits, search_slots
@@ -573,7 +287,7 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)
     async def refused(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        detail = _cut(" ".join(str(exc.detail).split()), MAX_DETAIL)
+        detail = cut(" ".join(str(exc.detail).split()), MAX_DETAIL)
         return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
 
     @contextmanager
@@ -622,12 +336,12 @@ def create_app(
     ) -> dict[str, Any]:
         request = request or NewGame()
         chosen = request.opponents or seat_labels(opponents)
-        unknown = [_cut(printable(name)) for name in chosen if name not in allowed]
+        unknown = [cut(printable(name)) for name in chosen if name not in allowed]
         if unknown:
             raise HTTPException(422, f"unknown opponent(s) {unknown}; choose among {sorted(allowed)}")
         if request.rules is not None and request.rules not in preset_names():
             raise HTTPException(
-                422, f"unknown rules preset {_cut(printable(request.rules))!r}; presets: {preset_names()}"
+                422, f"unknown rules preset {cut(printable(request.rules))!r}; presets: {preset_names()}"
             )
         owner = http.client.host if http is not None and http.client is not None else "local"
         seat_specs = list(specs)
