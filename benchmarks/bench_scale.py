@@ -137,7 +137,7 @@ def update_rate(args: Args, device: str) -> float:
 
 def training_rate(args: Args, iterations: int) -> float:
     """Decisions/s of ``iterations`` training iterations (rollout and update; after a first one)."""
-    from barbu_training.ppo import Trainer
+    from barbu_training.run import Trainer
 
     trainer = Trainer(args)
     try:
@@ -155,7 +155,7 @@ def gpu_check(run_dir: str, minutes: float, games: int, init: str) -> list[str]:
     cuda`` and loaded on the CPU; the lines to print."""
     from barbu_env.cli.main import main as barbu
     from barbu_models.policy import load_checkpoint
-    from barbu_training.ppo import train
+    from barbu_training.train import train
 
     args = base_args(games, run_dir, device="cuda", exp_name="gpu_check", time_budget_minutes=minutes, init=init)
     summary = train(args)

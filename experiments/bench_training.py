@@ -1,6 +1,6 @@
 """Training throughput of ``barbu train``: decisions per second of the rollouts and overall.
 
-Runs the real trainer (``barbu_training.ppo.train``) on a training config for a number of
+Runs the real trainer (``barbu_training.train.train``) on a training config for a number of
 decisions, with the evaluations turned off, and prints decisions per second of:
 
 * ``rollouts``: playing the games on the batched engine, the policy's inference (and the
@@ -37,7 +37,8 @@ def measure(config: str, decisions: int, imitation: bool, run_dir: str, override
     """Train on ``config`` (with ``overrides``) for ``decisions`` (whole rollouts, so a
     little more) in ``run_dir``, without evaluations; the trainer's own timing of its
     rollouts and updates."""
-    from barbu_training.ppo import load_args, train
+    from barbu_training.config import load_args
+    from barbu_training.train import train
 
     fixed = {
         "run_dir": run_dir,

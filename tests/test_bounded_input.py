@@ -276,8 +276,10 @@ FLAG_CASES = [(c, o, v) for (c, o), r in FLAGS.items() for v in outside(r)]
 
 
 @pytest.mark.parametrize("command, option, value", FLAG_CASES)
-def test_an_option_outside_its_range_is_refused_in_one_line_before_any_work(command, option, value, capsys, tmp_path):
-    os.chdir(tmp_path)
+def test_an_option_outside_its_range_is_refused_in_one_line_before_any_work(
+    command, option, value, capsys, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
     start = time.perf_counter()
     code, err = run_command(command, [option, str(value)], capsys)
     assert time.perf_counter() - start < 1

@@ -23,6 +23,8 @@ from tiny_runs import tiny
 from barbu_env.cli.main import main as barbu
 from barbu_models.policy import load_checkpoint
 from barbu_training import config, ppo
+from barbu_training.run import TrainingDiverged
+from barbu_training.train import train
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A run cheap enough to finish in a second if a bad config were let through: one game of
@@ -241,7 +243,7 @@ def test_rollout_workers_on_this_machine_count_their_own_buffers_and_a_cluster_s
 
 @pytest.mark.filterwarnings("ignore:overflow encountered")
 def test_a_run_whose_loss_stops_being_finite_stops_and_keeps_its_last_good_checkpoint(tmp_path, capsys):
-    good = ppo.train(ppo.Args(**CHEAP | dict(run_dir=str(tmp_path), eval_every=2, eval_games=4, final_eval_games=0)))
+    good = train(config.Args(**CHEAP | dict(run_dir=str(tmp_path), eval_every=2, eval_games=4, final_eval_games=0)))
     ckpt = Path(good["run"]) / "checkpoints"
     best_bytes = (ckpt / "best.pt").read_bytes()
     weights = load_checkpoint(ckpt / "latest.pt")[0].state_dict()
@@ -281,9 +283,9 @@ UPDATE = ppo.ppo_update
 def test_a_fresh_run_that_diverges_stops_before_writing_non_finite_weights(tmp_path, monkeypatch, fields, poison, what):
     if poison:
         monkeypatch.setattr(ppo, "ppo_update", _poisoned_update)
-    args = ppo.Args(**CHEAP | dict(run_dir=str(tmp_path), total_decisions=10**5) | fields)
-    with pytest.raises(ppo.TrainingDiverged, match=f"iteration 1 \\(the .*{what}.* not finite\\)") as e:
-        ppo.train(args)
+    args = config.Args(**CHEAP | dict(run_dir=str(tmp_path), total_decisions=10**5) | fields)
+    with pytest.raises(TrainingDiverged, match=f"iteration 1 \\(the .*{what}.* not finite\\)") as e:
+        train(args)
     model, payload = load_checkpoint(e.value.path)
     assert payload["iteration"] == 0 and all(torch.isfinite(w).all() for w in model.state_dict().values())
     assert not (tmp_path / "old" / "checkpoints" / "best.pt").exists()

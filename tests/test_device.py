@@ -18,7 +18,9 @@ from barbu_env.game.observation import OBS_DIM
 from barbu_models import device as device_module
 from barbu_models.device import available_devices, resolve_device
 from barbu_models.policy import BarbuActorCritic, PolicyConfig, load_checkpoint, save_checkpoint
-from barbu_training import ppo
+from barbu_training.config import Args, model_config
+from barbu_training.run import Trainer
+from barbu_training.train import main
 
 TINY = tiny(snapshot_every=1)  # a pool snapshot each iteration
 
@@ -90,8 +92,8 @@ def test_a_device_that_is_not_there_is_an_error_naming_what_is(no_gpu, name, mes
 
 
 def test_a_run_on_an_explicit_cpu_device_trains_saves_cpu_tensors_and_resumes(tmp_path):
-    args = ppo.Args(run_dir=str(tmp_path), exp_name="cpu", device="cpu", total_decisions=3000, **TINY)
-    trainer = ppo.Trainer(args)
+    args = Args(run_dir=str(tmp_path), exp_name="cpu", device="cpu", total_decisions=3000, **TINY)
+    trainer = Trainer(args)
     assert trainer.device == torch.device("cpu")
     summary = trainer.run()
     assert summary["iterations"] == 1 and summary["decisions"] >= 3000
@@ -101,7 +103,7 @@ def test_a_run_on_an_explicit_cpu_device_trains_saves_cpu_tensors_and_resumes(tm
     saved += [t for s in payload["optimizer"]["state"].values() for t in s.values()]
     assert saved and all(t.device == torch.device("cpu") for t in saved)
     # resumed onto the run's device ("auto" here), it carries on from where it stood
-    again = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="cpu", resume=str(latest), **TINY))
+    again = Trainer(Args(run_dir=str(tmp_path), exp_name="cpu", resume=str(latest), **TINY))
     assert again.decisions == summary["decisions"]
     assert all(p.device == again.device for p in again.model.parameters())
     assert all(t.device == again.device for s in again.optimizer.state.values() for t in s.values() if t.dim())
@@ -110,11 +112,11 @@ def test_a_run_on_an_explicit_cpu_device_trains_saves_cpu_tensors_and_resumes(tm
 
 
 def test_a_training_device_that_is_not_there_fails_before_the_run_folder_is_made(tmp_path, no_gpu):
-    args = ppo.Args(run_dir=str(tmp_path), exp_name="gpu", device="cuda:3", **TINY)
+    args = Args(run_dir=str(tmp_path), exp_name="gpu", device="cuda:3", **TINY)
     with pytest.raises(ValueError, match="no CUDA GPU"):
-        ppo.Trainer(args)
+        Trainer(args)
     assert not (tmp_path / "gpu").exists()
-    assert ppo.main(["--run-dir", str(tmp_path), "--exp-name", "gpu", "--device", "tpu"]) == 1
+    assert main(["--run-dir", str(tmp_path), "--exp-name", "gpu", "--device", "tpu"]) == 1
 
 
 def test_rollout_opponents_with_a_network_are_built_on_the_policys_device(tmp_path, policy_file, monkeypatch):
@@ -128,9 +130,9 @@ def test_rollout_opponents_with_a_network_are_built_on_the_policys_device(tmp_pa
         return make_agent(spec, **kw)
 
     monkeypatch.setattr(rollout, "make_agent", recording)
-    args = ppo.Args(num_games=2, hidden=32, card_embed=4, baselines=f"{policy_file},random", opp_baselines=1.0)
-    model = BarbuActorCritic(ppo.model_config(args))
-    pool = {0: BarbuActorCritic(ppo.model_config(args)).state_dict()}
+    args = Args(num_games=2, hidden=32, card_embed=4, baselines=f"{policy_file},random", opp_baselines=1.0)
+    model = BarbuActorCritic(model_config(args))
+    pool = {0: BarbuActorCritic(model_config(args)).state_dict()}
     collector = rollout.Collector(args, load_rules("standard"))
     collector.collect(model, pool, np.random.default_rng(0), torch.Generator().manual_seed(0))
     assert built == {str(policy_file): "cpu", "random": None}

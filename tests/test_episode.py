@@ -353,7 +353,7 @@ def test_the_rllib_env_takes_the_episode_from_its_config():
 def test_the_trainer_collects_one_hand_episodes_when_its_config_asks():
     torch = pytest.importorskip("torch")
     from barbu_models.policy import BarbuActorCritic
-    from barbu_training import config, ppo, rollout
+    from barbu_training import config, rollout
 
     args = config.load_args(
         overrides={"num_games": 4, "opp_self": 1.0, "opp_pool": 0.0, "opp_baselines": 0.0, "episode": "hand"}
@@ -364,7 +364,7 @@ def test_the_trainer_collects_one_hand_episodes_when_its_config_asks():
     collector = rollout.Collector(args, rules)
     assert collector.env.episode == "hand"
     r = collector.collect(
-        BarbuActorCritic(ppo.model_config(args)), {}, np.random.default_rng(1), torch.Generator().manual_seed(1)
+        BarbuActorCritic(config.model_config(args)), {}, np.random.default_rng(1), torch.Generator().manual_seed(1)
     )
     assert r.decisions < 4 * 100  # four single hands (a whole game is about 1,570 decisions)
     totals = {contract_total(rules, c) for c in range(7)}

@@ -13,6 +13,7 @@ from tiny_runs import tiny
 from barbu_env.agents.pretrained import checkpoint_path
 from barbu_models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint
 from barbu_training import config, ppo
+from barbu_training.run import Trainer
 
 #: The anchor: the shipped network (another shape than the tiny learner's: it need not match).
 ANCHOR = "ppo-finetuned"
@@ -51,7 +52,7 @@ def test_the_kl_term_is_zero_against_itself_positive_against_another_policy_and_
 @pytest.fixture(scope="module")
 def tiny_rollout(tmp_path_factory):
     """A tiny trainer's first rollout (two whole games of its untrained policy)."""
-    trainer = ppo.Trainer(ppo.Args(run_dir=str(tmp_path_factory.mktemp("r")), exp_name="r", **tiny()))
+    trainer = Trainer(config.Args(run_dir=str(tmp_path_factory.mktemp("r")), exp_name="r", **tiny()))
     return trainer, trainer.collect()
 
 
@@ -59,7 +60,7 @@ def test_the_ppo_loss_adds_the_kl_to_the_anchor_and_logs_it(tiny_rollout):
     trainer, rollout = tiny_rollout
     batch, anchor = ppo.as_tensors(rollout, False), _anchor_network()
     # one minibatch of the whole rollout: the logged KL is the one before the step
-    args = ppo.Args(**tiny(minibatch_size=len(rollout.actions), kl_anchor=ANCHOR, kl_coef=1.0))
+    args = config.Args(**tiny(minibatch_size=len(rollout.actions), kl_anchor=ANCHOR, kl_coef=1.0))
     for against, expected in ((anchor, _kl_to_anchor(trainer.model, anchor, rollout)), (trainer.model, 0.0)):
         model = BarbuActorCritic(trainer.model.config)
         model.load_state_dict(trainer.model.state_dict())
@@ -70,7 +71,7 @@ def test_the_ppo_loss_adds_the_kl_to_the_anchor_and_logs_it(tiny_rollout):
         assert stats["losses/kl_anchor"] == pytest.approx(expected, abs=1e-5)
         assert not any(p.grad is not None for p in frozen.parameters())  # the anchor stays as it was
     assert expected == 0.0 and _kl_to_anchor(trainer.model, anchor, rollout) > 0.1
-    plain = ppo.ppo_update(model, optimizer, batch, ppo.Args(**tiny()), torch.Generator().manual_seed(0))
+    plain = ppo.ppo_update(model, optimizer, batch, config.Args(**tiny()), torch.Generator().manual_seed(0))
     assert "losses/kl_anchor" not in plain
 
 
@@ -78,7 +79,7 @@ def test_training_with_a_kl_coefficient_pulls_the_policy_toward_the_anchor(tmp_p
     _, rollout = tiny_rollout
     anchor, kls = _anchor_network(), {}
     for coef in (0.0, 10.0):  # the same seed, the same first rollout
-        args = ppo.Args(
+        args = config.Args(
             run_dir=str(tmp_path),
             exp_name=f"k{coef}",
             kl_anchor=ANCHOR,
@@ -86,7 +87,7 @@ def test_training_with_a_kl_coefficient_pulls_the_policy_toward_the_anchor(tmp_p
             learning_rate=1e-3,
             **tiny(update_epochs=2),
         )
-        trainer = ppo.Trainer(args)
+        trainer = Trainer(args)
         start = _kl_to_anchor(trainer.model, anchor, rollout)
         for _ in range(2):
             trainer.iterate()
@@ -97,7 +98,7 @@ def test_training_with_a_kl_coefficient_pulls_the_policy_toward_the_anchor(tmp_p
 def test_a_kl_coefficient_of_zero_trains_exactly_as_a_run_without_an_anchor(tmp_path):
     runs = []
     for extra in ({}, {"kl_anchor": ANCHOR, "kl_coef": 0.0}):
-        trainer = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name=f"z{len(runs)}", **tiny(**extra)))
+        trainer = Trainer(config.Args(run_dir=str(tmp_path), exp_name=f"z{len(runs)}", **tiny(**extra)))
         assert trainer.anchor is None
         trainer.iterate()
         runs.append(trainer.model.state_dict())
@@ -106,16 +107,16 @@ def test_a_kl_coefficient_of_zero_trains_exactly_as_a_run_without_an_anchor(tmp_
 
 
 def test_a_run_with_an_anchor_checkpoints_its_fields_and_resumes_with_the_anchor_reloaded(tmp_path):
-    args = ppo.Args(run_dir=str(tmp_path), exp_name="a", kl_anchor=ANCHOR, kl_coef=0.5, **tiny())
-    trainer = ppo.Trainer(args)
+    args = config.Args(run_dir=str(tmp_path), exp_name="a", kl_anchor=ANCHOR, kl_coef=0.5, **tiny())
+    trainer = Trainer(args)
     assert next(trainer.anchor.parameters()).device == trainer.device
     assert not any(p.requires_grad for p in trainer.anchor.parameters())
     trainer.iterate()
     path = trainer.checkpoint(tmp_path / "a.pt")
     saved = load_checkpoint(path)[1]["args"]
     assert (saved["kl_anchor"], saved["kl_coef"]) == (ANCHOR, 0.5)
-    again = ppo.Trainer(
-        ppo.Args(run_dir=str(tmp_path), exp_name="a", kl_anchor=ANCHOR, kl_coef=0.5, resume=str(path), **tiny())
+    again = Trainer(
+        config.Args(run_dir=str(tmp_path), exp_name="a", kl_anchor=ANCHOR, kl_coef=0.5, resume=str(path), **tiny())
     )
     assert all(torch.equal(a, b) for a, b in zip(again.anchor.parameters(), trainer.anchor.parameters(), strict=True))
     for t in (trainer, again):

@@ -8,6 +8,8 @@ from tiny_runs import tiny
 from barbu_env.game.rules import load_rules
 from barbu_models.policy import BarbuActorCritic
 from barbu_training import ppo, precision, rollout
+from barbu_training.config import Args, model_config
+from barbu_training.run import Trainer
 
 
 def test_precision_names_resolve_to_dtypes_and_an_unknown_one_is_an_error():
@@ -29,7 +31,7 @@ def test_auto_takes_bfloat16_only_where_the_device_multiplies_it_natively(monkey
 
 def test_bfloat16_forward_passes_give_float32_outputs_close_to_float32_ones():
     torch.manual_seed(0)
-    model = BarbuActorCritic(ppo.model_config(ppo.Args(hidden=64, card_embed=8)))
+    model = BarbuActorCritic(model_config(Args(hidden=64, card_embed=8)))
     obs = (torch.rand(64, model.config.obs_dim) < 0.1).float()
     with precision.autocast(torch.bfloat16):
         logits16, values16 = model(obs)
@@ -41,9 +43,9 @@ def test_bfloat16_forward_passes_give_float32_outputs_close_to_float32_ones():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_the_rollout_stores_log_probabilities_the_update_recomputes_in_its_precision(dtype):
-    args = ppo.Args(num_games=2, minibatch_size=256, update_epochs=1, hidden=32, card_embed=4, torch_threads=1)
+    args = Args(num_games=2, minibatch_size=256, update_epochs=1, hidden=32, card_embed=4, torch_threads=1)
     torch.manual_seed(7)
-    model = BarbuActorCritic(ppo.model_config(args))
+    model = BarbuActorCritic(model_config(args))
     model.eval()
     r = rollout.Collector(args, load_rules("standard"), dtype=dtype).collect(
         model, {}, np.random.default_rng(7), torch.Generator().manual_seed(7)
@@ -59,8 +61,8 @@ def test_the_rollout_stores_log_probabilities_the_update_recomputes_in_its_preci
 
 
 def test_a_training_run_in_bfloat16_saves_float32_weights(tmp_path):
-    args = ppo.Args(run_dir=str(tmp_path), exp_name="bf16", total_decisions=2000, precision="bfloat16", **tiny())
-    trainer = ppo.Trainer(args)
+    args = Args(run_dir=str(tmp_path), exp_name="bf16", total_decisions=2000, precision="bfloat16", **tiny())
+    trainer = Trainer(args)
     assert trainer.dtype == torch.bfloat16 and trainer.collector.dtype == torch.bfloat16
     summary = trainer.run()
     weights = torch.load(summary["best_checkpoint"], weights_only=True)["state_dict"]

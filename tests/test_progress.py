@@ -7,19 +7,20 @@ from __future__ import annotations
 import pytest
 from tiny_runs import tiny
 
-from barbu_training import ppo
+from barbu_training.config import Args
+from barbu_training.run import Trainer
 
 
 def test_without_a_time_budget_the_bar_counts_decisions(tmp_path):
-    trainer = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="d", total_decisions=10**6, **tiny()))
+    trainer = Trainer(Args(run_dir=str(tmp_path), exp_name="d", total_decisions=10**6, **tiny()))
     trainer.decisions = 250_000
     assert trainer.bar_position() == (250_000, 10**6)
 
 
 def test_under_a_time_budget_the_bar_counts_percent_by_whichever_limit_comes_first(tmp_path):
     # The default config's shape: two billion decisions that a one-hour budget never reaches.
-    args = ppo.Args(run_dir=str(tmp_path), exp_name="t", total_decisions=2 * 10**9, time_budget_minutes=600, **tiny())
-    trainer = ppo.Trainer(args)
+    args = Args(run_dir=str(tmp_path), exp_name="t", total_decisions=2 * 10**9, time_budget_minutes=600, **tiny())
+    trainer = Trainer(args)
     trainer.minutes_before = 300  # half the budget spent in earlier sessions: the time limit leads
     done, total = trainer.bar_position()
     assert total == 100 and done == pytest.approx(50, abs=0.5)
@@ -40,10 +41,10 @@ def test_a_resumed_run_under_a_budget_starts_its_bar_where_it_stood_and_the_fina
         return evaluate(specs, games=games, seed=seed, **kw)
 
     monkeypatch.setattr(tournament, "evaluate", recording)
-    args = ppo.Args(
+    args = Args(
         run_dir=str(tmp_path), exp_name="r", total_decisions=5000, time_budget_minutes=600, **tiny(progress=True)
     )
-    trainer = ppo.Trainer(args)
+    trainer = Trainer(args)
     trainer.minutes_before = 300  # as a run resumed at half its budget
     trainer.run()  # ended by its decisions (two iterations), well inside the budget
     bar = trainer.bar

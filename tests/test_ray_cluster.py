@@ -87,7 +87,7 @@ def test_barbu_train_rollout_workers_run_on_the_second_node_and_the_checkpoint_p
     from tiny_runs import tiny
 
     from barbu_training.config import Args
-    from barbu_training.ppo import train
+    from barbu_training.train import train
 
     with two_nodes(ROLLOUT_RESOURCE, 2) as (address, head, second):
         args = Args(

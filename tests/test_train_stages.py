@@ -21,6 +21,8 @@ from tiny_runs import tiny
 from barbu_env.cli.main import main as barbu
 from barbu_models.policy import load_checkpoint
 from barbu_training import config, ppo
+from barbu_training.run import Trainer, TrainingInterrupted
+from barbu_training.train import plan_stages, train
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A chain's top level: tiny runs of one iteration (about 3,100 decisions), no evaluations.
@@ -43,13 +45,13 @@ def _same(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
 def test_a_two_stage_config_runs_both_the_second_from_the_firsts_latest_checkpoint(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     started = []  # each stage's weights and counters when its run starts
-    run = ppo.Trainer.run
+    run = Trainer.run
 
     def recording(self):
         started.append(({k: v.clone() for k, v in self.model.state_dict().items()}, self.iteration, self.args))
         return run(self)
 
-    monkeypatch.setattr(ppo.Trainer, "run", recording)
+    monkeypatch.setattr(Trainer, "run", recording)
     path = _write(tmp_path / "chain.yaml", TOP, [{}, {"seed": 5, "final_eval_games": 4}])
     assert barbu(["train", "--config", str(path)]) == 0
     out = capsys.readouterr().out
@@ -147,7 +149,7 @@ def test_an_expert_stage_teaches_the_previous_network_and_the_next_stage_starts_
 ):
     monkeypatch.chdir(tmp_path)
     started = []  # the PPO stages' weights and anchors when they start
-    run = ppo.Trainer.run
+    run = Trainer.run
 
     def recording(self):
         def copy(net):
@@ -156,7 +158,7 @@ def test_an_expert_stage_teaches_the_previous_network_and_the_next_stage_starts_
         started.append((self.args, copy(self.model), copy(self.anchor)))
         return run(self)
 
-    monkeypatch.setattr(ppo.Trainer, "run", recording)
+    monkeypatch.setattr(Trainer, "run", recording)
     teach = {"worlds": 2, "games": 2, "games_per_batch": 2, "other_share": 0.0}  # one game fitted, one held out
     stages = [{}, {"expert": teach}, {"kl_anchor": "init", "kl_coef": 0.5}]
     path = _write(tmp_path / "e.yaml", TOP | {"exp_name": "e"}, stages)
@@ -176,7 +178,7 @@ def test_an_expert_stage_teaches_the_previous_network_and_the_next_stage_starts_
     assert anchor1 is None and a3.init == str(Path("runs/e-2/expert.pt"))
     assert _same(w3, taught) and _same(anchor3, taught)
 
-    again = ppo.train(config.load_args(str(path), {"resume": "auto"}))  # all finished: nothing runs
+    again = train(config.load_args(str(path), {"resume": "auto"}))  # all finished: nothing runs
     assert [s["skipped"] for s in again["stages"]] == [True, True, True] and again["stages"][1]["expert"]
 
 
@@ -185,8 +187,8 @@ def test_the_first_stage_has_no_previous_stage_to_start_from(tmp_path):
         config.Args(**TOP, stages=[{"init_from": "best"}, {}])
     with pytest.raises(config.ConfigError, match="stages must be a list of mappings"):
         config.Args(**TOP, stages=[{}, 3])
-    with pytest.raises(ppo.ConfigError, match="chain of runs"):
-        ppo.Trainer(config.Args(**TOP, stages=[{}]))
+    with pytest.raises(config.ConfigError, match="chain of runs"):
+        Trainer(config.Args(**TOP, stages=[{}]))
 
 
 def test_a_staged_run_interrupted_resumes_its_first_unfinished_stage_and_ends_as_the_uninterrupted_chain(
@@ -194,7 +196,7 @@ def test_a_staged_run_interrupted_resumes_its_first_unfinished_stage_and_ends_as
 ):
     monkeypatch.chdir(tmp_path)
     stages = [{}, {"total_decisions": 5000}]  # stage 2: two iterations
-    whole = ppo.train(config.load_args(str(_write(tmp_path / "w.yaml", TOP | {"exp_name": "w"}, stages))))
+    whole = train(config.load_args(str(_write(tmp_path / "w.yaml", TOP | {"exp_name": "w"}, stages))))
     assert [s["iterations"] for s in whole["stages"]] == [1, 2]
 
     update, calls = ppo.ppo_update, []
@@ -207,8 +209,8 @@ def test_a_staged_run_interrupted_resumes_its_first_unfinished_stage_and_ends_as
 
     monkeypatch.setattr(ppo, "ppo_update", interrupted)
     cut = _write(tmp_path / "c.yaml", TOP | {"exp_name": "c"}, stages)
-    with pytest.raises(ppo.TrainingInterrupted, match=r"stage 2 of 2 \(c-2\): iteration 1 saved.*--resume auto") as e:
-        ppo.train(config.load_args(str(cut)))
+    with pytest.raises(TrainingInterrupted, match=r"stage 2 of 2 \(c-2\): iteration 1 saved.*--resume auto") as e:
+        train(config.load_args(str(cut)))
     assert e.value.path == Path("runs/c-2/checkpoints/latest.pt")
     monkeypatch.setattr(ppo, "ppo_update", update)
     first_stage = (tmp_path / "runs/c-1/checkpoints/latest.pt").read_bytes()
@@ -216,8 +218,8 @@ def test_a_staged_run_interrupted_resumes_its_first_unfinished_stage_and_ends_as
     with pytest.raises(
         config.ConfigError, match=r"not a checkpoint of the first unfinished stage, stage 2 of 2 \(c-2\)"
     ):
-        ppo.plan_stages(config.load_args(str(cut), {"resume": "runs/c-1/checkpoints/latest.pt"}))
-    plan, first = ppo.plan_stages(config.load_args(str(cut), {"resume": "auto"}))
+        plan_stages(config.load_args(str(cut), {"resume": "runs/c-1/checkpoints/latest.pt"}))
+    plan, first = plan_stages(config.load_args(str(cut), {"resume": "auto"}))
     assert first == 1 and plan[1].resume == str(Path("runs/c-2/checkpoints/latest.pt"))
 
     assert barbu(["train", "--config", str(cut), "--resume", "auto"]) == 0
@@ -229,7 +231,7 @@ def test_a_staged_run_interrupted_resumes_its_first_unfinished_stage_and_ends_as
     done = json.loads((tmp_path / "runs/c-2/summary.json").read_text())
     assert (done["iterations"], done["decisions"]) == (2, whole["decisions"])
 
-    again = ppo.train(config.load_args(str(cut), {"resume": "auto"}))  # all finished: nothing runs
+    again = train(config.load_args(str(cut), {"resume": "auto"}))  # all finished: nothing runs
     assert [s["skipped"] for s in again["stages"]] == [True, True]
 
 
@@ -258,7 +260,7 @@ def test_the_recipe_config_is_default_yaml_then_five_rounds_of_finetune_yaml():
     assert all(
         shipped[k] == getattr(stages[-1], k) for k in shipped if k not in ("exp_name", "run_dir", "init", "progress")
     )
-    ppo.plan_stages(config.load_args(str(ROOT / "configs/train/ppo-finetuned.yaml"), {"device": "cpu"}))
+    plan_stages(config.load_args(str(ROOT / "configs/train/ppo-finetuned.yaml"), {"device": "cpu"}))
 
 
 def test_the_expert_recipe_config_teaches_ppo_finetuned_then_runs_finetune_yaml_anchored_to_the_result():

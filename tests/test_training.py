@@ -27,6 +27,8 @@ from barbu_models.policy import (
 )
 from barbu_training import config, ppo, rollout
 from barbu_training.policy_agent import PolicyAgent, load_policy_agent
+from barbu_training.run import Trainer, TrainingInterrupted, evaluate_checkpoint
+from barbu_training.train import train
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -126,9 +128,9 @@ def test_rewards_land_on_the_decision_before_they_settle_and_discount_with_gamma
 def test_collected_rewards_are_each_seats_score_changes_between_its_decisions_discounted_below_one():
     # A seat's reward is what its game total (the observation's game_scores, in hundreds) gains
     # between its decision and its next one; its returns discount those with gamma 0.97.
-    args = ppo.Args(num_games=2, opp_self=1.0, opp_pool=0.0, opp_baselines=0.0, gamma=0.97, gae_lambda=1.0)
+    args = config.Args(num_games=2, opp_self=1.0, opp_pool=0.0, opp_baselines=0.0, gamma=0.97, gae_lambda=1.0)
     torch.manual_seed(2)
-    model = BarbuActorCritic(ppo.model_config(args))
+    model = BarbuActorCritic(config.model_config(args))
     r = rollout.Collector(args, load_rules("standard")).collect(
         model, {}, np.random.default_rng(5), torch.Generator().manual_seed(5)
     )
@@ -152,7 +154,7 @@ def opponent_rollout(request):
     """A rollout where one or two seats learn against random players, or against a pool
     snapshot (a sampling PolicyAgent), gamma = lambda = 1."""
     against_pool = request.param == "pool"
-    args = ppo.Args(
+    args = config.Args(
         num_games=6,
         opp_self=0.0,
         opp_pool=float(against_pool),
@@ -164,8 +166,8 @@ def opponent_rollout(request):
     )
     torch.manual_seed(0)
     torch.set_num_threads(1)  # small batches: threads only add overhead
-    model = BarbuActorCritic(ppo.model_config(args))
-    pool = {3: BarbuActorCritic(ppo.model_config(args)).state_dict()} if against_pool else {}
+    model = BarbuActorCritic(config.model_config(args))
+    pool = {3: BarbuActorCritic(config.model_config(args)).state_dict()} if against_pool else {}
     rules, rng, gen = load_rules("standard"), np.random.default_rng(0), torch.Generator().manual_seed(0)
     r = rollout.Collector(args, rules).collect(model, pool, rng, gen)
     assert set(r.kind_scores) == {"pool" if against_pool else "agent"}
@@ -203,11 +205,11 @@ def test_forced_decisions_are_played_without_becoming_transitions(opponent_rollo
 
 @pytest.mark.parametrize("skip_forced", [True, False])
 def test_self_play_gives_every_seat_a_chain_from_its_first_decision_to_the_games_end(skip_forced):
-    args = ppo.Args(
+    args = config.Args(
         num_games=3, opp_self=1.0, opp_pool=0.0, opp_baselines=0.0, gamma=1.0, gae_lambda=1.0, skip_forced=skip_forced
     )
     torch.manual_seed(1)
-    model = BarbuActorCritic(ppo.model_config(args))
+    model = BarbuActorCritic(config.model_config(args))
     r = rollout.Collector(args, load_rules("standard")).collect(
         model, {}, np.random.default_rng(2), torch.Generator().manual_seed(2)
     )
@@ -228,9 +230,9 @@ def test_self_play_gives_every_seat_a_chain_from_its_first_decision_to_the_games
 
 
 def test_the_collectors_buffers_grow_and_keep_what_they_hold():
-    args = ppo.Args(num_games=2, opp_self=1.0, opp_pool=0.0, opp_baselines=0.0)
+    args = config.Args(num_games=2, opp_self=1.0, opp_pool=0.0, opp_baselines=0.0)
     collector = rollout.Collector(args, load_rules("standard"), capacity=100)  # far less than a game
-    model = BarbuActorCritic(ppo.model_config(args))
+    model = BarbuActorCritic(config.model_config(args))
     r = collector.collect(model, {}, np.random.default_rng(3), torch.Generator().manual_seed(3))
     assert collector.capacity >= len(r.actions) > 100
     assert r.masks[np.arange(len(r.actions)), r.actions].all()
@@ -238,9 +240,9 @@ def test_the_collectors_buffers_grow_and_keep_what_they_hold():
 
 
 def test_pool_snapshots_play_as_sampling_policy_agents_and_leave_with_the_pool():
-    args = ppo.Args(num_games=2)
+    args = config.Args(num_games=2)
     collector = rollout.Collector(args, load_rules("standard"), capacity=100)
-    pool = {sid: BarbuActorCritic(ppo.model_config(args)).state_dict() for sid in (4, 7)}
+    pool = {sid: BarbuActorCritic(config.model_config(args)).state_dict() for sid in (4, 7)}
     agents = collector.snapshot_agents(pool, np.random.default_rng(0))
     assert [a.name for a in agents] == ["snapshot_4", "snapshot_7"] and not any(a.deterministic for a in agents)
     assert agents[0].generator.initial_seed() != agents[1].generator.initial_seed()
@@ -280,14 +282,14 @@ def test_checkpoints_load_with_weights_only(tmp_path):
 
 def test_training_configs_load_and_unknown_fields_are_errors(tmp_path):
     for path in sorted((ROOT / "configs" / "train").glob("*.yaml")):
-        args = ppo.load_args(str(path))
+        args = config.load_args(str(path))
         assert args.total_decisions > 0
     with pytest.raises(ValueError, match="no_such_field"):
-        ppo.load_args(None, {"no_such_field": 1})
+        config.load_args(None, {"no_such_field": 1})
     bad = tmp_path / "bad.yaml"
     bad.write_text("learning_rate: 0.001\nlerning_rate: 0.1\n")
     with pytest.raises(ValueError, match="lerning_rate"):
-        ppo.load_args(str(bad))
+        config.load_args(str(bad))
 
 
 def test_fields_retired_before_0_1_are_unknown_fields_now(tmp_path):
@@ -296,12 +298,12 @@ def test_fields_retired_before_0_1_are_unknown_fields_now(tmp_path):
     with pytest.raises(
         ValueError, match="unknown training field.*'checkpoint_every', 'games_per_worker', 'rollout_engine'"
     ):
-        ppo.load_args(str(old))
+        config.load_args(str(old))
 
 
 def test_command_line_flags_override_the_config():
     ns = vars(
-        ppo.build_parser().parse_args(
+        config.build_parser().parse_args(
             [
                 "--config",
                 str(ROOT / "configs/train/quick.yaml"),
@@ -314,26 +316,26 @@ def test_command_line_flags_override_the_config():
             ]
         )
     )
-    args = ppo.load_args(ns.pop("config"), ns)
+    args = config.load_args(ns.pop("config"), ns)
     assert (args.seed, args.anneal_lr, args.ent_coef, args.exp_name) == (7, False, 0.02, "quick")
 
 
 @pytest.mark.parametrize("name", ["quick", "default", "finetune"])
 def test_the_shipped_configs_end_on_a_decision_budget_not_a_clock(name):
     # the amount of training, and the strength it buys, must not depend on the machine
-    args = ppo.load_args(str(ROOT / f"configs/train/{name}.yaml"))
+    args = config.load_args(str(ROOT / f"configs/train/{name}.yaml"))
     assert args.time_budget_minutes == 0 and 10**6 < args.total_decisions < 10**9
 
 
 def test_the_help_lists_every_flag(capsys):
     with pytest.raises(SystemExit):
-        ppo.build_parser().parse_args(["--help"])
+        config.build_parser().parse_args(["--help"])
     assert "about 23% of decisions are forced" in " ".join(capsys.readouterr().out.split())
 
 
 def test_every_argument_has_a_docstring():
-    docs = config.field_docs(ppo.Args)
-    assert set(docs) == {f for f in ppo.Args.__dataclass_fields__}
+    docs = config.field_docs(config.Args)
+    assert set(docs) == {f for f in config.Args.__dataclass_fields__}
     assert all(len(d) > 5 for d in docs.values())
 
 
@@ -342,8 +344,8 @@ def test_every_argument_has_a_docstring():
 
 def test_a_run_with_no_final_evaluation_finishes_with_its_summary(tmp_path):
     # final_eval_games 0 skips the final evaluation (it used to fail after the training)
-    summary = ppo.train(
-        ppo.Args(
+    summary = train(
+        config.Args(
             run_dir=str(tmp_path), exp_name="nofinal", total_decisions=2000, **tiny(eval_every=0, final_eval_games=0)
         )
     )
@@ -355,12 +357,12 @@ def test_a_run_with_no_final_evaluation_finishes_with_its_summary(tmp_path):
 @pytest.mark.parametrize("fields", [dict(final_eval_games=-1), dict(eval_games=-5), dict(eval_every=3, eval_games=0)])
 def test_evaluation_sizes_that_cannot_be_played_are_refused_before_training(fields):
     with pytest.raises(ValueError, match="eval_games"):
-        ppo.Args(**fields)
+        config.Args(**fields)
 
 
 def test_tiny_run_trains_checkpoints_and_evaluates(tmp_path):
     common = dict(run_dir=str(tmp_path), exp_name="tiny", **tiny(eval_every=1, eval_games=4, snapshot_every=1))
-    summary = ppo.train(ppo.Args(total_decisions=5000, **common))
+    summary = train(config.Args(total_decisions=5000, **common))
     run = Path(summary["run"])
     assert summary["iterations"] == 2 and summary["decisions"] >= 5000
     assert summary["timing"]["decisions"] == summary["decisions"] and summary["timing"]["collect_seconds"] > 0
@@ -399,8 +401,8 @@ def test_tiny_run_trains_checkpoints_and_evaluates(tmp_path):
 
 
 def test_privileged_critic_trains_and_the_policy_never_reads_the_hidden_hands(tmp_path):
-    args = ppo.Args(run_dir=str(tmp_path), exp_name="cc", central_critic=True, total_decisions=3000, **tiny())
-    summary = ppo.train(args)
+    args = config.Args(run_dir=str(tmp_path), exp_name="cc", central_critic=True, total_decisions=3000, **tiny())
+    summary = train(args)
     model, _ = load_checkpoint(summary["best_checkpoint"])
     assert model.config.state_dim == PRIVILEGED_DIM
     obs = torch.rand(5, OBS_DIM)
@@ -432,17 +434,17 @@ def test_a_privileged_critic_added_to_a_network_starts_as_its_value_head_then_re
 
 
 def test_a_run_with_a_privileged_critic_starts_from_a_checkpoint_without_one(tmp_path):
-    trainer = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="a", **TINY))
+    trainer = Trainer(config.Args(run_dir=str(tmp_path), exp_name="a", **TINY))
     path = trainer.checkpoint(tmp_path / "a.pt")
-    started = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="b", init=str(path), central_critic=True, **TINY))
+    started = Trainer(config.Args(run_dir=str(tmp_path), exp_name="b", init=str(path), central_critic=True, **TINY))
     assert started.model.config.state_dim == PRIVILEGED_DIM
     for name, weights in trainer.model.state_dict().items():
         if not name.startswith("critic"):
             assert torch.equal(started.model.state_dict()[name], weights), name
     started.iterate()  # and it trains
     # a run with a privileged critic also starts from a checkpoint that has one
-    again = ppo.Trainer(
-        ppo.Args(
+    again = Trainer(
+        config.Args(
             run_dir=str(tmp_path),
             exp_name="c",
             init=str(started.checkpoint(tmp_path / "b.pt")),
@@ -561,7 +563,7 @@ def _assert_same_state(a, b):
 
 def test_a_run_interrupted_and_resumed_ends_exactly_as_the_uninterrupted_run(tmp_path, monkeypatch):
     total = 12_000  # four or five iterations (about 3,100 decisions each), a warm-start one first
-    whole = ppo.train(ppo.Args(run_dir=str(tmp_path), exp_name="whole", total_decisions=total, bc_iterations=1, **TINY))
+    whole = train(config.Args(run_dir=str(tmp_path), exp_name="whole", total_decisions=total, bc_iterations=1, **TINY))
     assert whole["iterations"] >= 4
 
     # The same run, Ctrl-C in its third iteration's update, the weights already stepped: the
@@ -575,13 +577,13 @@ def test_a_run_interrupted_and_resumed_ends_exactly_as_the_uninterrupted_run(tmp
         return calls[-1]
 
     monkeypatch.setattr(ppo, "ppo_update", interrupted)
-    args = ppo.Args(run_dir=str(tmp_path), exp_name="cut", total_decisions=total, bc_iterations=1, **TINY)
-    with pytest.raises(ppo.TrainingInterrupted, match="iteration 2 saved") as stopped:
-        ppo.train(args)
+    args = config.Args(run_dir=str(tmp_path), exp_name="cut", total_decisions=total, bc_iterations=1, **TINY)
+    with pytest.raises(TrainingInterrupted, match="iteration 2 saved") as stopped:
+        train(args)
     latest = stopped.value.path
     assert load_checkpoint(latest)[1]["iteration"] == 2
     monkeypatch.setattr(ppo, "ppo_update", update)
-    resumed = ppo.train(dataclasses.replace(args, resume=str(latest)))
+    resumed = train(dataclasses.replace(args, resume=str(latest)))
 
     run_whole, run_cut = Path(whole["run"]) / "checkpoints", Path(resumed["run"]) / "checkpoints"
     for name in ("latest.pt", "best.pt"):  # weights, optimizer, pool, counters, curve, best score: identical
@@ -591,37 +593,37 @@ def test_a_run_interrupted_and_resumed_ends_exactly_as_the_uninterrupted_run(tmp
 
 
 def test_resuming_with_another_network_shape_is_a_clear_error(tmp_path):
-    args = ppo.Args(run_dir=str(tmp_path), exp_name="a", **TINY)
-    path = ppo.Trainer(args).checkpoint(tmp_path / "a.pt")
+    args = config.Args(run_dir=str(tmp_path), exp_name="a", **TINY)
+    path = Trainer(args).checkpoint(tmp_path / "a.pt")
     with pytest.raises(ValueError, match="not the one this config builds"):
-        ppo.Trainer(dataclasses.replace(args, hidden=64, resume=str(path)))
+        Trainer(dataclasses.replace(args, hidden=64, resume=str(path)))
 
 
 def test_a_run_initialised_from_a_checkpoint_starts_from_its_weights_with_fresh_counters(tmp_path):
-    trainer = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="a", **TINY))
+    trainer = Trainer(config.Args(run_dir=str(tmp_path), exp_name="a", **TINY))
     trainer.iterate()
     path = trainer.checkpoint(tmp_path / "a.pt")
-    started = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="b", seed=9, init=str(path), **TINY))
+    started = Trainer(config.Args(run_dir=str(tmp_path), exp_name="b", seed=9, init=str(path), **TINY))
     assert all(torch.equal(a, b) for a, b in zip(started.model.parameters(), trainer.model.parameters(), strict=True))
     assert (started.iteration, started.decisions, started.pool) == (0, 0, {})
     assert not started.optimizer.state  # a fresh optimizer
-    fresh = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="c", seed=9, **TINY))
+    fresh = Trainer(config.Args(run_dir=str(tmp_path), exp_name="c", seed=9, **TINY))
     assert not all(torch.equal(a, b) for a, b in zip(fresh.model.parameters(), trainer.model.parameters(), strict=True))
     with pytest.raises(ValueError, match="not the one this config builds"):
-        ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="d", init=str(path), **(TINY | {"hidden": 64})))
+        Trainer(config.Args(run_dir=str(tmp_path), exp_name="d", init=str(path), **(TINY | {"hidden": 64})))
 
 
 def test_the_shipped_policy_starts_a_run_by_name(tmp_path):
-    started = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="p", init="ppo", progress=False))
+    started = Trainer(config.Args(run_dir=str(tmp_path), exp_name="p", init="ppo", progress=False))
     shipped, _ = load_checkpoint(checkpoint_path("ppo"))
     assert all(torch.equal(a, b) for a, b in zip(started.model.parameters(), shipped.parameters(), strict=True))
 
 
 def test_a_checkpoint_holds_the_state_of_the_iteration_it_was_taken_after(tmp_path):
-    trainer = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="c", **TINY))
+    trainer = Trainer(config.Args(run_dir=str(tmp_path), exp_name="c", **TINY))
     trainer.iterate()
     path = trainer.checkpoint(tmp_path / "c.pt")
-    again = ppo.Trainer(ppo.Args(run_dir=str(tmp_path), exp_name="c", resume=str(path), **TINY))
+    again = Trainer(config.Args(run_dir=str(tmp_path), exp_name="c", resume=str(path), **TINY))
     assert (again.iteration, again.decisions) == (1, trainer.decisions) and again.pool.keys() == trainer.pool.keys()
     assert all(torch.equal(a, b) for a, b in zip(again.model.parameters(), trainer.model.parameters(), strict=True))
     assert torch.equal(again.update_gen.get_state(), trainer.update_gen.get_state())
@@ -632,9 +634,9 @@ def test_a_checkpoint_holds_the_state_of_the_iteration_it_was_taken_after(tmp_pa
 
 
 def test_the_first_ppo_minibatch_has_ratio_one_and_the_stored_values_are_the_models(tmp_path):
-    args = ppo.Args(num_games=2, minibatch_size=256, update_epochs=1, hidden=32, card_embed=4, torch_threads=1)
+    args = config.Args(num_games=2, minibatch_size=256, update_epochs=1, hidden=32, card_embed=4, torch_threads=1)
     torch.manual_seed(7)
-    model = BarbuActorCritic(ppo.model_config(args))
+    model = BarbuActorCritic(config.model_config(args))
     model.eval()
     r = rollout.Collector(args, load_rules("standard")).collect(
         model, {}, np.random.default_rng(7), torch.Generator().manual_seed(7)
@@ -661,8 +663,8 @@ def test_best_pt_is_the_best_periodic_evaluation_and_the_final_one_plays_other_d
         return evaluate(specs, games=games, seed=seed, **kw)
 
     monkeypatch.setattr(tournament, "evaluate", recording)
-    args = ppo.Args(run_dir=str(tmp_path), exp_name="b", total_decisions=3 * 3200, **TINY)
-    summary = ppo.train(args)
+    args = config.Args(run_dir=str(tmp_path), exp_name="b", total_decisions=3 * 3200, **TINY)
+    summary = train(args)
     history = summary["history"]
     scores = [h["eval"]["random"]["mean"] for h in history]
     best = int(np.argmax(scores))  # the first of equal bests
@@ -671,7 +673,7 @@ def test_best_pt_is_the_best_periodic_evaluation_and_the_final_one_plays_other_d
     periodic = [c for c in calls if c[2] == args.eval_seed]
     final = [c for c in calls if c[2] == args.final_eval_seed]
     assert len(periodic) == len(history) and final == [("best.pt", args.final_eval_games, args.final_eval_seed)]
-    again = ppo.evaluate_checkpoint(Path(summary["best_checkpoint"]), args, args.eval_games)
+    again = evaluate_checkpoint(Path(summary["best_checkpoint"]), args, args.eval_games)
     assert again["random"]["mean"] == scores[best] and len(set(scores)) > 1
 
     def deals(seed, games):
@@ -681,13 +683,13 @@ def test_best_pt_is_the_best_periodic_evaluation_and_the_final_one_plays_other_d
 
 
 def test_the_warm_start_imitates_the_teacher_at_its_own_learning_rate_then_ppo_anneals(tmp_path):
-    args = ppo.Args(
+    args = config.Args(
         run_dir=str(tmp_path),
         exp_name="bc",
         **(TINY | dict(num_games=4, bc_iterations=2, bc_epochs=12, bc_learning_rate=3e-3, learning_rate=1e-4)),
         total_decisions=10**6,
     )
-    trainer = ppo.Trainer(args)
+    trainer = Trainer(args)
     # the teacher's own games, held out: how often the greedy policy picks the teacher's action
     held_out = trainer.collector.collect(
         trainer.model, {}, np.random.default_rng(99), torch.Generator().manual_seed(0), teacher="heuristic"
@@ -712,19 +714,19 @@ def test_the_warm_start_imitates_the_teacher_at_its_own_learning_rate_then_ppo_a
 
 
 def test_a_time_budget_stops_the_run_and_anneals_the_rate_by_time(tmp_path):
-    args = ppo.Args(
+    args = config.Args(
         run_dir=str(tmp_path),
         exp_name="t",
         **(TINY | dict(eval_every=0)),
         total_decisions=100_000,  # about 30 iterations: far more than the budget allows
         time_budget_minutes=0.03,
     )
-    trainer = ppo.Trainer(args)
+    trainer = Trainer(args)
     trainer.minutes_before, trainer.iteration = 0.015, 1  # half the budget spent in an earlier session
     trainer.set_learning_rate()
     assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(0.5 * args.learning_rate, rel=0.1)
     trainer.writer.close()  # the next run of the same name clears this one's log folder
-    trainer = ppo.Trainer(args)
+    trainer = Trainer(args)
     summary = trainer.run()
     assert 1 <= summary["iterations"] and summary["decisions"] < 100_000  # stopped by the budget, not the decisions
     assert trainer.minutes() >= 0.03

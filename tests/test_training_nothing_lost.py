@@ -34,9 +34,11 @@ from tiny_runs import tiny
 from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.cli.main import main as barbu
 from barbu_env.game.rules import RulesError, read_rules_file
-from barbu_env.util.files import InputError, safe_yaml
+from barbu_env.util.files import InputError, OutputError, safe_yaml
 from barbu_models.policy import SIZE_LIMITS, BarbuActorCritic, PolicyConfig, load_checkpoint, save_checkpoint
-from barbu_training import config, ppo
+from barbu_training import config
+from barbu_training.run import FRESH_REPLACES, Trainer, TrainingDiverged, starting_in
+from barbu_training.train import train
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A run of a few hundred decisions: periodic evaluations (best.pt, the learning curve), a
@@ -72,7 +74,7 @@ def _one_line(err: str) -> str:
 def finished_run(tmp_path_factory) -> Path:
     """A finished tiny run's folder (``runs/old``: config, log, checkpoints, summary, curve)."""
     runs = tmp_path_factory.mktemp("finished") / "runs"
-    ppo.train(ppo.Args(**FINISHED | dict(run_dir=str(runs))))
+    train(config.Args(**FINISHED | dict(run_dir=str(runs))))
     run = runs / "old"
     assert {"config.yaml", "summary.json", "learning_curve.png", "tb", "checkpoints"} <= {p.name for p in run.iterdir()}
     return run
@@ -131,7 +133,7 @@ def test_a_failed_start_puts_the_old_entries_back_and_a_started_one_replaces_the
     before = _tree(run)
 
     def start(fail: BaseException | None) -> None:
-        with ppo.starting_in(run, ppo.FRESH_REPLACES):
+        with starting_in(run, FRESH_REPLACES):
             (run / "tb").mkdir()
             (run / "tb" / "events.2").write_bytes(b"new curves")
             (run / "config.yaml").write_text("new: config\n")
@@ -139,9 +141,7 @@ def test_a_failed_start_puts_the_old_entries_back_and_a_started_one_replaces_the
             if fail is not None:
                 raise fail
 
-    with pytest.raises(
-        ppo.OutputError, match=r"could not start the run in .*old: No space left on device \(the folder"
-    ):
+    with pytest.raises(OutputError, match=r"could not start the run in .*old: No space left on device \(the folder"):
         start(OSError(28, "No space left on device"))
     assert _tree(run) == before
     with pytest.raises(KeyboardInterrupt):
@@ -158,7 +158,7 @@ def test_a_failed_start_puts_the_old_entries_back_and_a_started_one_replaces_the
     }
     # a folder that did not exist is not left behind by a start that failed
     fresh = tmp_path / "elsewhere" / "new"
-    with pytest.raises(ValueError), ppo.starting_in(fresh, ppo.FRESH_REPLACES):
+    with pytest.raises(ValueError), starting_in(fresh, FRESH_REPLACES):
         (fresh / "config.yaml").write_text("x")
         raise ValueError("a failure")
     assert not (tmp_path / "elsewhere").exists()
@@ -261,17 +261,17 @@ def test_every_float_field_at_its_upper_bound_trains_or_stops_as_diverged(tmp_pa
         if valid.kind == "float" and valid.high is not None and name not in ("time_budget_minutes", "kl_coef")
     }
     assert {"clip_coef", "ent_coef", "vf_coef", "max_grad_norm", "target_kl", "learning_rate"} <= set(highest)
-    args = ppo.Args(**FINISHED | highest | dict(run_dir=str(tmp_path), clip_vloss=True, final_eval_games=0))
+    args = config.Args(**FINISHED | highest | dict(run_dir=str(tmp_path), clip_vloss=True, final_eval_games=0))
     try:
-        ppo.train(args)
-    except ppo.TrainingDiverged as e:
+        train(args)
+    except TrainingDiverged as e:
         assert all(torch.isfinite(w).all() for w in load_checkpoint(e.path)[0].state_dict().values())
 
 
 def test_an_update_that_fails_on_a_number_torch_cannot_hold_stops_as_diverged_keeping_the_last_iteration(tmp_path):
-    trainer = ppo.Trainer(ppo.Args(**FINISHED | dict(run_dir=str(tmp_path), eval_every=0)))
+    trainer = Trainer(config.Args(**FINISHED | dict(run_dir=str(tmp_path), eval_every=0)))
     trainer.args.clip_coef = 1.0e39  # past what the check allows: the update's clamp cannot take it
-    with pytest.raises(ppo.TrainingDiverged, match=r"iteration 1 \(the update failed: .*overflow.*iteration 0 kept"):
+    with pytest.raises(TrainingDiverged, match=r"iteration 1 \(the update failed: .*overflow.*iteration 0 kept"):
         trainer.run()
     assert load_checkpoint(trainer.ckpt_dir / "latest.pt")[1]["iteration"] == 0
 
@@ -336,14 +336,14 @@ def test_a_resume_checkpoint_is_checked_whole_before_the_run_folder_is_made(old_
 
 
 def test_a_shipped_policy_given_to_resume_is_named_a_policy_to_start_from_with_init(tmp_path, capsys):
-    shipped = ppo.Args(**FINISHED | dict(hidden=256, card_embed=32, run_dir=str(tmp_path / "runs")))
+    shipped = config.Args(**FINISHED | dict(hidden=256, card_embed=32, run_dir=str(tmp_path / "runs")))
     with pytest.raises(config.ConfigError, match=r"resume: .*ppo\.pt: it holds no optimizer state: .* with init"):
         config.prepare(dataclasses.replace(shipped, resume=str(checkpoint_path("ppo"))))
     assert not (tmp_path / "runs").exists()
 
 
 def test_the_finished_runs_own_checkpoint_passes_every_resume_check(old_run):
-    args = ppo.Args(**FINISHED | dict(run_dir=str(old_run.parent), resume="auto", total_decisions=400))
+    args = config.Args(**FINISHED | dict(run_dir=str(old_run.parent), resume="auto", total_decisions=400))
     ready = config.prepare(args)
     assert ready.start[1]["pool"] and "update_generator" in ready.start[1]
 
@@ -419,7 +419,7 @@ def test_checkpoints_summaries_and_plots_on_a_full_disk_leave_the_old_files_whol
         "from pathlib import Path\n"
         "from barbu_env.util.files import OutputError\n"
         "from barbu_models.policy import BarbuActorCritic, PolicyConfig, save_checkpoint\n"
-        "from barbu_training.ppo import plot_learning_curve\n"
+        "from barbu_training.run import plot_learning_curve\n"
         "for write in (\n"
         f"    lambda: save_checkpoint({str(ckpt)!r}, BarbuActorCritic(PolicyConfig(hidden=64, card_embed=8))),\n"
         f"    lambda: plot_learning_curve({history!r}, Path({str(plot)!r})),\n"

@@ -16,7 +16,7 @@ from tiny_runs import tiny
 
 from barbu_models.policy import load_checkpoint
 from barbu_training.config import Args, ConfigError
-from barbu_training.ppo import Trainer
+from barbu_training.run import Trainer
 from barbu_training.workers import WorkerLost, merge, pack, unpack, wire_bytes
 
 ray = pytest.importorskip("ray")

@@ -2,7 +2,7 @@
 
 ``barbu_models.policy.load_checkpoint`` has checked the network (its config within bounds, its
 weights' names, shapes and values) when ``check_resumable`` is called; this checks the
-rest of what ``barbu_training.ppo.Trainer`` restores, so that a shipped policy (no optimizer), a
+rest of what ``barbu_training.run.Trainer`` restores, so that a shipped policy (no optimizer), a
 foreign generator state or a pool snapshot of another network is refused with one line by
 ``barbu_training.config.prepare``, before the run folder is touched, and never fails part way
 into a run:

@@ -1,6 +1,6 @@
 """Rollout workers on Ray: ``barbu train --workers N``.
 
-The learner (``barbu_training.ppo.Trainer``) keeps the network, the optimizer and the update;
+The learner (``barbu_training.run.Trainer``) keeps the network, the optimizer and the update;
 ``N`` Ray actors (``RolloutWorker``) play the rollouts. Each worker steps its own share of
 the ``num_games`` games (``shares``) on its own ``VectorBarbu``, with a CPU copy of the
 policy (and of the pool snapshots and baselines, through the same ``Collector`` as the
@@ -25,7 +25,7 @@ Placement: each worker takes one CPU, and one unit of ``worker_resource`` when i
 (a custom resource that only some nodes offer, ``ray start --resources``), on the cluster
 ``ray_address`` names (``auto``: the running one), or on a local Ray started for the run
 (``ray.init``; one the process started already is used as it is). Workers are not
-restarted: a worker that dies ends the run with ``WorkerLost`` (``barbu_training.ppo`` saves the
+restarted: a worker that dies ends the run with ``WorkerLost`` (``barbu_training.run`` saves the
 last whole iteration first). On a cluster, every node needs barbu installed as on the
 learner, and the checkpoints and rules files the run names at the same paths.
 """

@@ -20,7 +20,7 @@ command                                         what it does
                                                 (``barbu_env.play.web``, the ``web`` extra)
 ``barbu bench [...]``                           decisions per second (``benchmarks.bench``;
                                                 its options pass through)
-``barbu train --config F [--field V ...]``      self-play PPO (``training/ppo.py``; its options
+``barbu train --config F [--field V ...]``      self-play PPO (``training/train.py``; its options
                                                 pass through)
 ``barbu exploit --target A [--decisions N]``    a best response to A trained and measured: a
                                                 lower bound on A's exploitability
@@ -590,9 +590,9 @@ TRAIN_MODULES = ("torch", "tensorboard", "matplotlib")
 def _run_train(argv: Sequence[str]) -> int:
     for module in TRAIN_MODULES:
         require(module, "train", "barbu train")
-    from barbu_training import ppo
+    from barbu_training import train
 
-    return ppo.main(list(argv))
+    return train.main(list(argv))
 
 
 def _run_exploit(argv: Sequence[str]) -> int:
@@ -617,7 +617,7 @@ COMMANDS: dict[str, tuple[Callable, Callable]] = {
         _run_bench,
     ),
     "train": (
-        _pass_through("train", "barbu_training.ppo", "self-play PPO training (--config configs/train/quick.yaml)"),
+        _pass_through("train", "barbu_training.train", "self-play PPO training (--config configs/train/quick.yaml)"),
         _run_train,
     ),
     "exploit": (

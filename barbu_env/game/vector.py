@@ -63,7 +63,7 @@ the totals of its hands. A position ``load``-ed into a slot plays to the end of 
 slot's episode: the hand it is in for ``"hand"``, the end of its group of seven hands
 (hands 1-7, 8-14, ...) for ``"round"``.
 
-Per-seat bookkeeping for a learner (what ``training/ppo.py`` does with the AEC
+Per-seat bookkeeping for a learner (what ``training/rollout.py`` does with the AEC
 environment): in game i, seat p's transition opens at each of its decisions (``obs[i]``,
 its action, ``seat[i] == p`` before the step) and collects ``rewards[i, p]`` of that
 step and of every later step until p's next decision in game i, whose observation
