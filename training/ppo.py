@@ -24,7 +24,7 @@ no_grad; logged as ``losses/kl_anchor``. With ``kl_coef`` 0 the update is the on
 (the anchor is not even loaded into the trainer).
 
 A chain of runs (``stages``, ``train_stages``): one config, the stages run in order, each
-from the previous one's checkpoint (``barbu_training.config.stage_args``), all checked before the
+from the previous one's checkpoint (``barbu_training.stages.stage_args``), all checked before the
 first starts; ``--resume auto`` skips the stages that finished and resumes the first that
 did not. A run (a stage) with an ``expert`` mapping is expert iteration instead of PPO
 (``run_one``, ``barbu_training.expert.train_expert``). ``configs/train/ppo-finetuned.yaml`` is the
@@ -63,7 +63,7 @@ Run: ``barbu train --config configs/train/quick.yaml`` (any field can be overrid
 ``--seed 3 --total-decisions 2000000``), or ``python -m barbu_training.ppo ...``. A fresh run
 replaces the config, the logs, the summary, the learning curve and the checkpoints of an
 earlier run of the same name (``best.pt`` at its first evaluation); a config that fails
-a check (``barbu_training.config``: every field's range, then ``prepare``, which also checks a
+a check (``barbu_training.config``: every field's range, then ``preflight.prepare``, which also checks a
 checkpoint to resume whole) is a ``ConfigError`` before anything on disk is touched. An
 earlier run's folder is left as it was until the new run has started (its device, its
 rollout workers, then its config and TensorBoard writer, whose failure puts the old files
@@ -110,18 +110,11 @@ from barbu_models.policy import (
     save_checkpoint,
     with_privileged_critic,
 )
-from barbu_training.config import (
-    Args,
-    ConfigError,
-    build_parser,
-    load_args,
-    model_config,
-    prepare,
-    resume_path,
-    stage_args,
-)
+from barbu_training.config import Args, ConfigError, build_parser, load_args, model_config
 from barbu_training.precision import autocast
+from barbu_training.preflight import Prepared, prepare
 from barbu_training.rollout import GAME_KINDS, Collector, Rollout, rollout_generators
+from barbu_training.stages import resume_path, stage_args
 from barbu_training.workers import WorkerGroup, WorkerLost
 
 __all__ = [
@@ -379,15 +372,16 @@ class Trainer:
     """One training run: ``Trainer(args).run()`` (what ``train`` does). Everything is
     written under ``run_dir/exp_name``."""
 
-    def __init__(self, args: Args):
+    def __init__(self, args: Args, ready: Prepared | None = None):
         from torch.utils.tensorboard import SummaryWriter
 
         if args.stages:
             raise ConfigError("a config of stages is a chain of runs: train() runs it, not one Trainer")
         self.args = args
         # Every check first (the fields were checked by Args; rules, device, precision, agents,
-        # checkpoint, memory here): a bad config is a ConfigError before the run folder is touched.
-        ready = prepare(args)
+        # checkpoint, memory by prepare, unless the caller did: ``ready``): a bad config is a
+        # ConfigError before the run folder is touched.
+        ready = prepare(args) if ready is None else ready
         rules, self.device, self.dtype = ready.rules, ready.device, ready.dtype  # dtype: the products'
         torch.manual_seed(args.seed)  # the initial weights (drawn on the CPU: the same on every device)
         torch.set_num_threads(args.torch_threads)
@@ -819,15 +813,16 @@ def train(args: Args) -> dict[str, Any]:
     return run_one(args)
 
 
-def run_one(args: Args) -> dict[str, Any]:
+def run_one(args: Args, ready: Prepared | None = None) -> dict[str, Any]:
     """One run: PPO (``Trainer``), or expert iteration for a run with an ``expert`` mapping
-    (``barbu_training.expert.train_expert``)."""
+    (``barbu_training.expert.train_expert``); checked by ``prepare`` unless ``ready`` is its result."""
     if args.expert:
         from barbu_training.expert import train_expert
 
-        prepare(args)
+        if ready is None:
+            prepare(args)
         return train_expert(args)
-    return Trainer(args).run()
+    return Trainer(args, ready).run()
 
 
 def finished(args: Args) -> bool:
@@ -837,16 +832,17 @@ def finished(args: Args) -> bool:
     return (Path(args.run_dir) / args.exp_name / "summary.json").is_file()
 
 
-def plan_stages(args: Args) -> tuple[list[Args], int]:
+def plan_stages(args: Args, ready: dict[int, Prepared] | None = None) -> tuple[list[Args], int]:
     """The chain of ``args.stages`` as it will run: every stage's Args
-    (``barbu_training.config.stage_args``; the first to run with its ``resume``) and the index of
+    (``barbu_training.stages.stage_args``; the first to run with its ``resume``) and the index of
     the first to run, all checked, nothing on disk touched. Without ``resume`` every stage
     runs. With ``resume`` (``auto``, or a checkpoint in its folder) the stages that
     finished (``finished``) are skipped and the first that did not resumes (``auto``: from
     its ``latest.pt``, or from its start if it has none); the stages after it run fresh.
     Every stage to run is checked by ``prepare`` (one that starts from the previous stage's
     checkpoint, not written yet, without it: ``stage_args`` checked its network's shape); a
-    ConfigError naming the stage otherwise."""
+    ConfigError naming the stage otherwise. ``ready`` gets what ``prepare`` found for each stage
+    it checked whole (by index), so that the run does not check it again."""
     stages = stage_args(args)
     n = len(stages)
     first = 0
@@ -867,9 +863,11 @@ def plan_stages(args: Args) -> tuple[list[Args], int]:
     for k in range(first, n):
         unwritten = k > first and "init" not in args.stages[k]  # the previous stage's checkpoint, to come
         try:
-            prepare(stages[k], written=not unwritten)
+            found = prepare(stages[k], written=not unwritten)
         except ConfigError as e:
             raise ConfigError(f"stages: stage {k + 1} of {n} ({stages[k].exp_name}): {e}") from None
+        if ready is not None and not unwritten:
+            ready[k] = found
     return stages, first
 
 
@@ -879,7 +877,8 @@ def train_stages(args: Args) -> dict[str, Any]:
     stage's summary, its number as ``stage`` (a stage skipped by ``resume``: read from its
     ``summary.json``, ``skipped`` true, no ``final_results``). Ctrl-C is a
     ``TrainingInterrupted`` naming the stage (the chain resumes with ``--resume auto``)."""
-    stages, first = plan_stages(args)
+    ready: dict[int, Prepared] = {}
+    stages, first = plan_stages(args, ready)
     n = len(stages)
     summaries = []
     for k, stage in enumerate(stages[:first]):
@@ -887,7 +886,7 @@ def train_stages(args: Args) -> dict[str, Any]:
         summaries.append(done | {"stage": k + 1, "skipped": True, "final_results": {}})
     for k, stage in enumerate(stages[first:], first + 1):
         try:
-            summary = run_one(stage)
+            summary = run_one(stage, ready.pop(k - 1, None))
         except TrainingInterrupted as e:
             raise TrainingInterrupted(e.path, e.iteration, f"stage {k} of {n} ({stage.exp_name})") from None
         summaries.append(summary | {"stage": k, "skipped": False})
