@@ -11,7 +11,7 @@
    for every setting, all on the same games (``--games`` times the most workers):
    in-process (``workers 0``), then each worker count without and with ``overlap``, on
    the learner's best device; with overlap on a CPU learner, also with the learner's
-   ``torch_threads`` cut to the cores the workers leave (``config.learner_threads``: workers and
+   ``torch_threads`` cut to the cores the workers leave (``preflight.learner_threads``: workers and
    update threads competing for the same cores slow both);
 4. on a CUDA machine only: a two-minute training run with ``device: cuda``, its checkpoint
    evaluated by ``barbu eval --device cuda`` against 3x heuristic, and loaded on the CPU.
@@ -39,7 +39,8 @@ from barbu_env.util.extras import needs
 with needs("train", "benchmarks.bench_scale"):  # one line if the extra is missing
     import torch
 
-from barbu_training.config import Args, OversubscribedWarning, learner_threads, load_args, model_config
+from barbu_training.config import Args, load_args, model_config
+from barbu_training.preflight import OversubscribedWarning, learner_threads
 
 
 def worker_counts(cores: int) -> list[int]:

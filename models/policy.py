@@ -250,7 +250,7 @@ def save_checkpoint(path: str | Path, model: BarbuActorCritic, **extra: Any) -> 
 
 
 #: The largest network a checkpoint or a training config may ask for: each size field's
-#: ``(lowest, highest)`` (``barbu_training.config.VALID`` takes its ranges from here).
+#: ``(lowest, highest)`` (``barbu_training.config.Args`` takes its ranges from here).
 SIZE_LIMITS = {"hidden": (1, 8192), "layers": (1, 64), "card_embed": (1, 1024)}
 
 

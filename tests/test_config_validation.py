@@ -22,7 +22,7 @@ from tiny_runs import tiny
 
 from barbu_env.cli.main import main as barbu
 from barbu_models.policy import load_checkpoint
-from barbu_training import config, ppo
+from barbu_training import config, ppo, preflight
 from barbu_training.run import TrainingDiverged
 from barbu_training.train import train
 
@@ -117,6 +117,10 @@ def test_every_field_has_bad_values_in_the_table_and_a_documented_range():
         assert f"| `{name}` | {valid} |" in page, name  # and so does the docs' table
 
 
+def test_the_docs_table_is_the_one_the_schema_prints():
+    assert config.markdown_table() in (ROOT / "docs" / "training.md").read_text()
+
+
 def _tree(root: Path) -> dict[str, bytes | None]:
     """Every path under ``root`` with its bytes (None for a folder)."""
     return {str(p.relative_to(root)): None if p.is_dir() else p.read_bytes() for p in sorted(root.rglob("*"))}
@@ -200,42 +204,42 @@ def test_numbers_written_the_yaml_1_2_way_still_load(tmp_path):
 def test_the_shipped_configs_pass_every_check():
     for path in sorted((ROOT / "configs" / "train").glob("*.yaml")):
         args = config.load_args(str(path))
-        config.prepare(dataclasses.replace(args, device="cpu"))
+        preflight.prepare(dataclasses.replace(args, device="cpu"))
 
 
 def test_a_run_that_needs_more_memory_than_the_machine_has_is_refused():
     args = config.Args(num_games=512)  # about 3.1 GiB of rollout buffers
-    need, on_device = config.memory_needed(args)
+    need, on_device = preflight.memory_needed(args)
     assert 3.1 * 2**30 < need < 3.5 * 2**30 and on_device < 2**30
     with pytest.raises(config.ConfigError, match=r"num_games 512.* need about 3\.\d GiB.* machine's 2\.0 GiB"):
-        config.prepare(args, memory=2 * 2**30)
-    config.prepare(args, memory=4 * 2**30)
+        preflight.prepare(args, memory=2 * 2**30)
+    preflight.prepare(args, memory=4 * 2**30)
 
 
 def test_overlapped_local_workers_and_update_threads_beyond_the_cores_are_warned_about():
     cores = len(os.sched_getaffinity(0))
     crowded = config.Args(num_games=8, workers=2, overlap=True, torch_threads=cores)
-    with pytest.warns(config.OversubscribedWarning, match=rf"2 rollout workers and torch_threads {cores} asks for"):
-        config.prepare(crowded)
+    with pytest.warns(preflight.OversubscribedWarning, match=rf"2 rollout workers and torch_threads {cores} asks for"):
+        preflight.prepare(crowded)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        config.prepare(dataclasses.replace(crowded, ray_address="auto"))  # the workers run elsewhere
-        config.prepare(dataclasses.replace(crowded, overlap=False))  # the workers and the update take turns
-        config.warn_oversubscribed(dataclasses.replace(crowded, torch_threads=1), cores=3)
+        preflight.prepare(dataclasses.replace(crowded, ray_address="auto"))  # the workers run elsewhere
+        preflight.prepare(dataclasses.replace(crowded, overlap=False))  # the workers and the update take turns
+        preflight.warn_oversubscribed(dataclasses.replace(crowded, torch_threads=1), cores=3)
     one = "1 rollout worker and .* 3 cores on this machine's 2: .*torch_threads 1 leaves"
-    with pytest.warns(config.OversubscribedWarning, match=one):
-        config.warn_oversubscribed(dataclasses.replace(crowded, workers=1, torch_threads=2), cores=2)
+    with pytest.warns(preflight.OversubscribedWarning, match=one):
+        preflight.warn_oversubscribed(dataclasses.replace(crowded, workers=1, torch_threads=2), cores=2)
 
 
 def test_rollout_workers_on_this_machine_count_their_own_buffers_and_a_cluster_s_do_not():
-    alone = config.memory_needed(config.Args(num_games=512))[0]
+    alone = preflight.memory_needed(config.Args(num_games=512))[0]
     local = config.Args(num_games=512, workers=2)
-    need = config.memory_needed(local)[0]
+    need = preflight.memory_needed(local)[0]
     assert need > alone + 3.1 * 2**30  # the workers' shares of the rollout, held as the learner's is
-    assert config.memory_needed(dataclasses.replace(local, ray_address="auto"))[0] == alone
+    assert preflight.memory_needed(dataclasses.replace(local, ray_address="auto"))[0] == alone
     with pytest.raises(config.ConfigError, match=r"with 2 rollout workers on this machine need about [67]\.\d GiB"):
-        config.prepare(local, memory=5 * 2**30)
-    config.prepare(dataclasses.replace(local, workers=0), memory=5 * 2**30)
+        preflight.prepare(local, memory=5 * 2**30)
+    preflight.prepare(dataclasses.replace(local, workers=0), memory=5 * 2**30)
 
 
 # ---------------------------------------------------------------------- non-finite training
@@ -330,7 +334,7 @@ def test_any_yaml_document_loads_or_is_a_config_error(tmp_path, document):
     path.write_text(yaml.safe_dump(document))
     try:
         args = config.load_args(str(path))
-        config.prepare(args)
+        preflight.prepare(args)
     except config.ConfigError as e:
         assert "\n" not in str(e)
     else:

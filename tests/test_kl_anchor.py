@@ -12,7 +12,7 @@ from tiny_runs import tiny
 
 from barbu_env.agents.pretrained import checkpoint_path
 from barbu_models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint
-from barbu_training import config, ppo
+from barbu_training import config, ppo, preflight
 from barbu_training.run import Trainer
 
 #: The anchor: the shipped network (another shape than the tiny learner's: it need not match).
@@ -128,11 +128,11 @@ def test_a_kl_coefficient_without_an_anchor_and_an_anchor_that_is_not_a_checkpoi
     with pytest.raises(config.ConfigError, match="kl_coef 0.1 needs a kl_anchor"):
         config.Args(kl_coef=0.1)
     with pytest.raises(config.ConfigError, match="kl_anchor: 'heuristic' is not a checkpoint file or a shipped policy"):
-        config.prepare(config.Args(kl_anchor="heuristic", kl_coef=0.1))
+        preflight.prepare(config.Args(kl_anchor="heuristic", kl_coef=0.1))
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a checkpoint")
     with pytest.raises(config.ConfigError, match="kl_anchor: .*not a barbu checkpoint"):
-        config.prepare(config.Args(kl_anchor=str(bad)))  # checked even with kl_coef 0: a typo is caught
+        preflight.prepare(config.Args(kl_anchor=str(bad)))  # checked even with kl_coef 0: a typo is caught
 
 
 def test_a_uniform_draw_of_exactly_zero_never_picks_a_masked_action():

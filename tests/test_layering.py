@@ -224,12 +224,6 @@ IMPORT_ROOTS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True, reason="barbu_training.config imports expert and rollout back: issue 41's config schema"
-)
-@pytest.mark.xfail(
-    strict=True, reason="barbu_training.config imports expert and rollout back: issue 41's config schema"
-)
 def test_no_module_imports_one_that_imports_it_back():
     names: dict[str, Path] = {}
     for root_name, folder in IMPORT_ROOTS.items():

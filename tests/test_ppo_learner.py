@@ -7,8 +7,9 @@ from __future__ import annotations
 import torch
 from tiny_runs import tiny
 
-from barbu_training.config import Args, prepare
+from barbu_training.config import Args
 from barbu_training.ppo import PPO
+from barbu_training.preflight import prepare
 from barbu_training.rollout import Collector
 from barbu_training.run import Trainer
 

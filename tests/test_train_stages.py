@@ -22,6 +22,7 @@ from barbu_env.cli.main import main as barbu
 from barbu_models.policy import load_checkpoint
 from barbu_training import config, ppo
 from barbu_training.run import Trainer, TrainingInterrupted
+from barbu_training.stages import stage_args
 from barbu_training.train import plan_stages, train
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,7 +79,7 @@ def test_a_stage_may_start_from_the_previous_best_checkpoint_or_name_its_own_sta
             {"hidden": 256, "card_embed": 32},  # the network it starts from
         ],
     )
-    stages = config.stage_args(args)
+    stages = stage_args(args)
     assert [s.exp_name for s in stages] == ["chain-1", "named", "chain-3", "chain-4"]
     assert [s.init for s in stages] == [
         "",
@@ -93,7 +94,7 @@ def test_flags_win_over_every_stage_but_the_chains_name_start_and_resume(tmp_pat
     path = _write(tmp_path / "c.yaml", TOP, [{"seed": 3, "gamma": 0.9}, {"seed": 4, "exp_name": "own"}])
     flags = {"seed": 7, "exp_name": "z", "init": "ppo", "hidden": 256, "card_embed": 32, "resume": "auto"}
     args = config.load_args(str(path), flags)
-    first, second = config.stage_args(args)
+    first, second = stage_args(args)
     assert (first.seed, second.seed, first.gamma, second.gamma) == (7, 7, 0.9, 0.995)
     assert (first.exp_name, second.exp_name) == ("z-1", "own")  # a stage's own name stays its own
     assert (first.init, second.init) == ("ppo", "runs/z-1/checkpoints/latest.pt")
@@ -236,7 +237,7 @@ def test_a_staged_run_interrupted_resumes_its_first_unfinished_stage_and_ends_as
 
 
 def test_the_recipe_config_is_default_yaml_then_five_rounds_of_finetune_yaml():
-    stages = config.stage_args(config.load_args(str(ROOT / "configs/train/ppo-finetuned.yaml")))
+    stages = stage_args(config.load_args(str(ROOT / "configs/train/ppo-finetuned.yaml")))
     default = config.load_args(str(ROOT / "configs/train/default.yaml"))
     finetune = config.load_args(str(ROOT / "configs/train/finetune.yaml"))
     assert stages[0] == dataclasses.replace(default, exp_name="ppo-finetuned-1")
@@ -264,7 +265,7 @@ def test_the_recipe_config_is_default_yaml_then_five_rounds_of_finetune_yaml():
 
 
 def test_the_expert_recipe_config_teaches_ppo_finetuned_then_runs_finetune_yaml_anchored_to_the_result():
-    first, second = config.stage_args(config.load_args(str(ROOT / "configs/train/ppo-expert.yaml")))
+    first, second = stage_args(config.load_args(str(ROOT / "configs/train/ppo-expert.yaml")))
     from barbu_training.expert import ExpertArgs, stage_expert_args
 
     # the model card's step 1 (python -m barbu_training.expert --worlds 16 --games 160), with the searcher spelled out

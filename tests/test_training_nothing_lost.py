@@ -36,7 +36,7 @@ from barbu_env.cli.main import main as barbu
 from barbu_env.game.rules import RulesError, read_rules_file
 from barbu_env.util.files import InputError, OutputError, safe_yaml
 from barbu_models.policy import SIZE_LIMITS, BarbuActorCritic, PolicyConfig, load_checkpoint, save_checkpoint
-from barbu_training import config
+from barbu_training import config, preflight
 from barbu_training.run import FRESH_REPLACES, Trainer, TrainingDiverged, starting_in
 from barbu_training.train import train
 
@@ -338,13 +338,13 @@ def test_a_resume_checkpoint_is_checked_whole_before_the_run_folder_is_made(old_
 def test_a_shipped_policy_given_to_resume_is_named_a_policy_to_start_from_with_init(tmp_path, capsys):
     shipped = config.Args(**FINISHED | dict(hidden=256, card_embed=32, run_dir=str(tmp_path / "runs")))
     with pytest.raises(config.ConfigError, match=r"resume: .*ppo\.pt: it holds no optimizer state: .* with init"):
-        config.prepare(dataclasses.replace(shipped, resume=str(checkpoint_path("ppo"))))
+        preflight.prepare(dataclasses.replace(shipped, resume=str(checkpoint_path("ppo"))))
     assert not (tmp_path / "runs").exists()
 
 
 def test_the_finished_runs_own_checkpoint_passes_every_resume_check(old_run):
     args = config.Args(**FINISHED | dict(run_dir=str(old_run.parent), resume="auto", total_decisions=400))
-    ready = config.prepare(args)
+    ready = preflight.prepare(args)
     assert ready.start[1]["pool"] and "update_generator" in ready.start[1]
 
 

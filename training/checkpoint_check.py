@@ -4,7 +4,7 @@
 weights' names, shapes and values) when ``check_resumable`` is called; this checks the
 rest of what ``barbu_training.run.Trainer`` restores, so that a shipped policy (no optimizer), a
 foreign generator state or a pool snapshot of another network is refused with one line by
-``barbu_training.config.prepare``, before the run folder is touched, and never fails part way
+``barbu_training.preflight.prepare``, before the run folder is touched, and never fails part way
 into a run:
 
 - the network is the one the run's config builds;

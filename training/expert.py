@@ -49,7 +49,6 @@ import json
 import multiprocessing as mp
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -69,95 +68,17 @@ from barbu_env.game.driver import play
 from barbu_env.game.observation import OFFSETS
 from barbu_env.game.vector import VectorBarbu
 from barbu_models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
-from barbu_training.config import VALID, ConfigError, Valid, add_field_flags
+from barbu_training.config import ConfigError, ExpertArgs, add_field_flags
 
 
-@dataclass
-class ExpertArgs:
-    """An expert-iteration run's settings (each is a ``--field`` flag)."""
-
-    student: str = "ppo-finetuned"
-    """The network that plays the games and is taught: a shipped policy's name or a checkpoint path."""
-    searcher: str = "pimc-ppo"
-    """The search whose action values are the labels (an agent spec of a ``pimc``; by default the guided
-    search with the shipped ``ppo-finetuned`` as its rollout policy: give ``pimc-ppo:rollout=PATH`` for
-    another student)."""
-    worlds: int = 32
-    """Sampled deals per labelled decision."""
-    rules: str = "standard"
-    """Rules preset of the games."""
-    games: int = 96
-    """Whole games played (spread over the workers)."""
-    other_share: float = 0.05
-    """Share of the other decisions with a choice (defenders' cards, the declarer's cards in the five
-    negative contracts) that are labelled too."""
-    temperature: float = 4.0
-    """Points of search value per factor e of the target's odds."""
-    workers: int = 2
-    """Label-collecting processes (one per core)."""
-    games_per_batch: int = 16
-    """Games each worker steps together (the search labels all their decisions of a step at once)."""
-    epochs: int = 4
-    """Passes over the labels in the fit."""
-    minibatch_size: int = 256
-    """Labels per gradient step."""
-    learning_rate: float = 5e-5
-    """Adam learning rate (constant)."""
-    value_coef: float = 0.5
-    """Weight of the value head's squared error to its own outputs at collection."""
-    max_grad_norm: float = 0.5
-    """Gradient norm clip."""
-    holdout: float = 0.1
-    """Share of each worker's games (the last ones, at least one) kept out of the fit, to measure it."""
-    seed: int = 1
-    """Seed of the games, the search's and the fit's generators."""
-    labels: str = ""
-    """Labels saved by an earlier run (``labels.npz``): fit on them instead of searching anew."""
-    out: str = "runs/expert"
-    """Folder of the result (``expert.pt``, ``labels.npz``, ``summary.json``)."""
-    torch_threads: int = 2
-    """Threads of the fit."""
-
-    def __post_init__(self) -> None:
-        """Every field checked against ``EXPERT_VALID``; a ConfigError naming the field otherwise."""
-        for f in dataclasses.fields(self):
-            setattr(self, f.name, EXPERT_VALID[f.name].check(f.name, getattr(self, f.name)))
-        if not self.student or not self.searcher or not self.out:
-            raise ConfigError("student, searcher and out must not be empty")
-
-    def check_games(self) -> None:
-        """A ConfigError if a label-collecting worker would hold out all its games (nothing to fit on)."""
-        n = min(worker_games(self.games, self.workers))
-        if held_out(n, self.holdout) >= n:
-            raise ConfigError(
-                f"games {self.games} over workers {self.workers} with holdout {self.holdout:g} leave a worker "
-                f"no game to fit on (it plays {n}, holds out {held_out(n, self.holdout)}): play more games"
-            )
-
-
-#: The valid values of each ``ExpertArgs`` field (as ``barbu_training.config.VALID`` for ``Args``,
-#: whose ranges the fields a training run passes on keep).
-EXPERT_VALID: dict[str, Valid] = {
-    "student": Valid("str", text="a shipped policy or a checkpoint file"),
-    "searcher": Valid("str", text="an agent spec of a pimc search"),
-    "worlds": Valid("int", 1, 4096),
-    "rules": VALID["rules"],
-    "games": Valid("int", 1, 10**7),
-    "other_share": Valid("float", 0, 1),
-    "temperature": Valid("float", 0, 10**6, above=True),
-    "workers": VALID["num_workers"],
-    "games_per_batch": Valid("int", 1, 16_384),
-    "epochs": Valid("int", 1, 1000),
-    "minibatch_size": Valid("int", 1, 1_048_576),
-    "learning_rate": Valid("float", 0, 1, above=True),
-    "value_coef": Valid("float", 0, 10**6),
-    "max_grad_norm": Valid("float", 0, 10**6, above=True),
-    "holdout": Valid("float", 0, 1),
-    "seed": VALID["seed"],
-    "labels": Valid("str", text="empty or a labels.npz file"),
-    "out": VALID["run_dir"],
-    "torch_threads": VALID["torch_threads"],
-}
+def check_games(args: ExpertArgs) -> None:
+    """A ConfigError if a label-collecting worker would hold out all its games (nothing to fit on)."""
+    n = min(worker_games(args.games, args.workers))
+    if held_out(n, args.holdout) >= n:
+        raise ConfigError(
+            f"games {args.games} over workers {args.workers} with holdout {args.holdout:g} leave a worker "
+            f"no game to fit on (it plays {n}, holds out {held_out(n, args.holdout)}): play more games"
+        )
 
 
 KINDS = ("declare", "trump", "domino rank", "double", "card", "domino")  # decision kind by phase
@@ -343,7 +264,7 @@ def run(args: ExpertArgs, before_writing: Callable[[], None] = lambda: None) -> 
         with np.load(args.labels) as saved:
             data = {k: saved[k] for k in saved.files}
     else:
-        args.check_games()
+        check_games(args)
         data = label(path, args)
         before_writing()
         before_writing = _nothing
@@ -378,18 +299,6 @@ def run(args: ExpertArgs, before_writing: Callable[[], None] = lambda: None) -> 
 
 def _nothing() -> None:
     pass
-
-
-#: ``ExpertArgs`` fields that a stage of a training chain takes from its own ``Args``
-#: (``barbu_training.config.Args.expert``), not from its ``expert`` mapping.
-FROM_THE_RUN = {
-    "student": "init",
-    "out": "exp_name",
-    "seed": "seed",
-    "workers": "num_workers",
-    "rules": "rules",
-    "torch_threads": "torch_threads",
-}
 
 
 def stage_expert_args(args) -> ExpertArgs:

@@ -54,9 +54,11 @@ from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.agents.registry import split_agent_specs
 from barbu_env.util.files import OutputError, quote, replacing, write_text
 from barbu_models.policy import BarbuActorCritic, load_checkpoint, save_checkpoint, with_privileged_critic
-from barbu_training.config import Args, ConfigError, prepare, resume_path
+from barbu_training.config import Args, ConfigError
 from barbu_training.ppo import PPO, NotFinite
+from barbu_training.preflight import Prepared, prepare
 from barbu_training.rollout import Collector, Rollout
+from barbu_training.stages import resume_path
 from barbu_training.workers import WorkerGroup, WorkerLost
 
 # ---------------------------------------------------------------------- starting a run
@@ -175,14 +177,15 @@ class Trainer(PPO):
     iteration are ``PPO``'s; the run adds the learning curve (``history``), the best
     evaluation (``best``), the run folder, checkpoints and the rollout workers."""
 
-    def __init__(self, args: Args):
+    def __init__(self, args: Args, ready: Prepared | None = None):
         from torch.utils.tensorboard import SummaryWriter
 
         if args.stages:
             raise ConfigError("a config of stages is a chain of runs: train() runs it, not one Trainer")
         # Every check first (the fields were checked by Args; rules, device, precision, agents,
-        # checkpoint, memory here): a bad config is a ConfigError before the run folder is touched.
-        ready = prepare(args)
+        # checkpoint, memory by prepare, unless the caller did: ``ready``): a bad config is a
+        # ConfigError before the run folder is touched.
+        ready = prepare(args) if ready is None else ready
         super().__init__(args, ready.device, ready.dtype, ready.anchor)
         self.history: list[dict] = []  # the periodic evaluations: the learning curve
         self.best: dict[str, Any] = {"score": -float("inf"), "path": None}

@@ -3,16 +3,16 @@
 ``train(args)`` runs PPO (``barbu_training.run.Trainer``), or expert iteration for a run
 with an ``expert`` mapping (``barbu_training.expert.train_expert``). A config of ``stages``
 is a chain: the stages run in order, each from the previous one's checkpoint
-(``barbu_training.config.stage_args``), all checked before the first starts; ``--resume
+(``barbu_training.stages.stage_args``), all checked before the first starts; ``--resume
 auto`` skips the stages that finished and resumes the first that did not.
 ``configs/train/ppo-finetuned.yaml`` is the chain that made ``ppo-finetuned``,
 ``configs/train/ppo-expert.yaml`` the one that made ``ppo-expert``.
 
 Run: ``barbu train --config configs/train/quick.yaml`` (any field can be overridden:
 ``--seed 3 --total-decisions 2000000``), or ``python -m barbu_training.train ...``. A config
-that fails a check (``barbu_training.config``: every field's range, then ``prepare``) is a
-``ConfigError`` before anything on disk is touched; ``main`` says so, and why a run stopped,
-in one line.
+that fails a check (``barbu_training.config``: every field's range, then
+``barbu_training.preflight.prepare``) is a ``ConfigError`` before anything on disk is
+touched; ``main`` says so, and why a run stopped, in one line.
 """
 
 from __future__ import annotations
@@ -23,9 +23,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from barbu_training.config import Args, ConfigError, build_parser, load_args, prepare, stage_args
+from barbu_training.config import Args, ConfigError, build_parser, load_args
 from barbu_training.expert import describe, train_expert
+from barbu_training.preflight import Prepared, prepare
 from barbu_training.run import StartFailed, Trainer, TrainingDiverged, TrainingInterrupted
+from barbu_training.stages import stage_args
 from barbu_training.workers import WorkerLost
 
 
@@ -37,13 +39,14 @@ def train(args: Args) -> dict[str, Any]:
     return run_one(args)
 
 
-def run_one(args: Args) -> dict[str, Any]:
+def run_one(args: Args, ready: Prepared | None = None) -> dict[str, Any]:
     """One run: PPO (``Trainer``), or expert iteration for a run with an ``expert`` mapping
-    (``barbu_training.expert.train_expert``)."""
+    (``barbu_training.expert.train_expert``); checked by ``prepare`` unless ``ready`` is its result."""
     if args.expert:
-        prepare(args)
+        if ready is None:
+            prepare(args)
         return train_expert(args)
-    return Trainer(args).run()
+    return Trainer(args, ready).run()
 
 
 def finished(args: Args) -> bool:
@@ -53,16 +56,17 @@ def finished(args: Args) -> bool:
     return (Path(args.run_dir) / args.exp_name / "summary.json").is_file()
 
 
-def plan_stages(args: Args) -> tuple[list[Args], int]:
+def plan_stages(args: Args, ready: dict[int, Prepared] | None = None) -> tuple[list[Args], int]:
     """The chain of ``args.stages`` as it will run: every stage's Args
-    (``barbu_training.config.stage_args``; the first to run with its ``resume``) and the index of
+    (``barbu_training.stages.stage_args``; the first to run with its ``resume``) and the index of
     the first to run, all checked, nothing on disk touched. Without ``resume`` every stage
     runs. With ``resume`` (``auto``, or a checkpoint in its folder) the stages that
     finished (``finished``) are skipped and the first that did not resumes (``auto``: from
     its ``latest.pt``, or from its start if it has none); the stages after it run fresh.
     Every stage to run is checked by ``prepare`` (one that starts from the previous stage's
     checkpoint, not written yet, without it: ``stage_args`` checked its network's shape); a
-    ConfigError naming the stage otherwise."""
+    ConfigError naming the stage otherwise. ``ready`` gets what ``prepare`` found for each stage
+    it checked whole (by index), so that the run does not check it again."""
     stages = stage_args(args)
     n = len(stages)
     first = 0
@@ -83,9 +87,11 @@ def plan_stages(args: Args) -> tuple[list[Args], int]:
     for k in range(first, n):
         unwritten = k > first and "init" not in args.stages[k]  # the previous stage's checkpoint, to come
         try:
-            prepare(stages[k], written=not unwritten)
+            found = prepare(stages[k], written=not unwritten)
         except ConfigError as e:
             raise ConfigError(f"stages: stage {k + 1} of {n} ({stages[k].exp_name}): {e}") from None
+        if ready is not None and not unwritten:
+            ready[k] = found
     return stages, first
 
 
@@ -95,7 +101,8 @@ def train_stages(args: Args) -> dict[str, Any]:
     stage's summary, its number as ``stage`` (a stage skipped by ``resume``: read from its
     ``summary.json``, ``skipped`` true, no ``final_results``). Ctrl-C is a
     ``TrainingInterrupted`` naming the stage (the chain resumes with ``--resume auto``)."""
-    stages, first = plan_stages(args)
+    ready: dict[int, Prepared] = {}
+    stages, first = plan_stages(args, ready)
     n = len(stages)
     summaries = []
     for k, stage in enumerate(stages[:first]):
@@ -103,7 +110,7 @@ def train_stages(args: Args) -> dict[str, Any]:
         summaries.append(done | {"stage": k + 1, "skipped": True, "final_results": {}})
     for k, stage in enumerate(stages[first:], first + 1):
         try:
-            summary = run_one(stage)
+            summary = run_one(stage, ready.pop(k - 1, None))
         except TrainingInterrupted as e:
             raise TrainingInterrupted(e.path, e.iteration, f"stage {k} of {n} ({stage.exp_name})") from None
         summaries.append(summary | {"stage": k, "skipped": False})

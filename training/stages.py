@@ -1,0 +1,85 @@
+"""A chain of runs in one config (``stages``): each stage's ``Args`` and the checkpoints
+that join them.
+
+``stage_args`` gives each stage's ``Args`` — the top level, then the stage's own fields
+(already in the command line's flags' hands: ``barbu_training.config.load_args``) — each
+stage after the first starting from the previous stage's ``latest.pt`` (or ``best.pt``:
+``init_from``; after a stage of expert iteration, its ``expert.pt``: ``stage_checkpoint``)
+unless it names its own ``init``, each named ``<exp_name>-<k>`` unless it names itself.
+Each stage's ``Args`` is made (and so checked) once, here; ``Args`` itself checked the
+stages' form when it was made. ``resume_path``: the checkpoint a run's ``resume`` names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from barbu_training.config import Args, ConfigError, model_config, show, yaml_number
+
+
+def stage_args(args: Args) -> list[Args]:
+    """The ``Args`` of each of ``args.stages``, in order: the top level's fields (but
+    ``stages`` and ``resume``, the chain's, and ``expert``, a stage's own), then the
+    stage's own; stage k named ``<exp_name>-<k>`` unless it names itself; each stage after
+    the first starting from the previous stage's checkpoint (``stage_checkpoint``) unless it
+    names its own ``init``. A ConfigError naming the stage and the field otherwise: a bad
+    value, a ``best.pt`` the previous stage will not write (no periodic evaluations), a
+    network shape other than the previous stage's (but for a privileged critic added), two
+    stages in one folder."""
+    base = {
+        f.name: getattr(args, f.name) for f in dataclasses.fields(Args) if f.name not in ("stages", "resume", "expert")
+    }
+    out: list[Args] = []
+    folders: dict[Path, int] = {}
+    n = len(args.stages)
+    for k, stage in enumerate(args.stages, 1):
+        where = f"stages: stage {k} of {n}"
+        init_from = stage.get("init_from", "latest")
+        values = base | {key: yaml_number(key, v) for key, v in stage.items() if key != "init_from"}
+        if "exp_name" not in stage:
+            values["exp_name"] = f"{args.exp_name}-{k}"
+        chained = k > 1 and "init" not in stage
+        if chained:
+            prev = out[-1]
+            values["init"] = stage_checkpoint(prev, init_from)
+        try:
+            made = Args(**values)
+        except ConfigError as e:
+            raise ConfigError(f"{where} ({show(values['exp_name'])}): {e}") from None
+        where = f"{where} ({made.exp_name})"
+        if chained:
+            if init_from == "best" and not prev.eval_every:
+                raise ConfigError(
+                    f"{where}: init_from best needs stage {k - 1}'s best.pt, which only its periodic "
+                    "evaluations write, and its eval_every is 0"
+                )
+            mine, theirs = model_config(made), model_config(prev)
+            if mine != theirs and dataclasses.replace(theirs, state_dim=mine.state_dim) != mine:
+                raise ConfigError(
+                    f"{where}: hidden/layers/card_embed build another network than stage {k - 1}'s, "
+                    f"which it starts from ({mine.hidden}x{mine.layers}, {mine.card_embed} against "
+                    f"{theirs.hidden}x{theirs.layers}, {theirs.card_embed})"
+                )
+            if mine.state_dim < theirs.state_dim:
+                raise ConfigError(f"{where}: central_critic false cannot start from stage {k - 1}'s privileged critic")
+        folder = Path(made.run_dir) / made.exp_name
+        if folder in folders:
+            raise ConfigError(f"{where}: exp_name runs in stage {folders[folder]}'s folder {folder}")
+        folders[folder] = k
+        out.append(made)
+    return out
+
+
+def stage_checkpoint(args: Args, which: str = "latest") -> str:
+    """The checkpoint the stage after a run of ``args`` starts from: its ``expert.pt`` (a run
+    of expert iteration, ``expert``), else its ``checkpoints/<which>.pt`` (``barbu_training.config.INIT_FROM``)."""
+    folder = Path(args.run_dir) / args.exp_name
+    return str(folder / "expert.pt" if args.expert else folder / "checkpoints" / f"{which}.pt")
+
+
+def resume_path(args: Args) -> str:
+    """The checkpoint ``resume`` names: ``auto`` is the run's own ``latest.pt``."""
+    if args.resume == "auto":
+        return str(Path(args.run_dir) / args.exp_name / "checkpoints" / "latest.pt")
+    return args.resume
