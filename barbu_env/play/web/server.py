@@ -499,7 +499,6 @@ __all__ = [
     "SEARCH_AGENTS",
     "BigInt",
     "BodyLimit",
-    "Limits",
     "create_app",
     "parse_request",
     "refusal",
