@@ -47,15 +47,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from barbu_env.util.extras import needs
+from barbu_env.util.extras import MissingExtraError, needs
 from barbu_env.util.files import OutputError, write_text
 
-with needs("rllib", "examples.rllib_ppo", package="ray[rllib]"):  # one line if the extra is missing
-    from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-
-from barbu_env.envs.rllib_env import BarbuMultiAgentEnv, MaskedPPOTorchRLModule
+try:
+    with needs("rllib", "examples.rllib_ppo", package="ray[rllib]"):  # one line if the extra is missing
+        from ray.rllib.algorithms.ppo import PPOConfig
+        from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+        from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from barbu_env.envs.rllib_env import BarbuMultiAgentEnv, MaskedPPOTorchRLModule
+except MissingExtraError as e:  # run as a script: the one line, without a traceback
+    if __name__ != "__main__":
+        raise
+    raise SystemExit(e) from None
 from barbu_training.config import add_field_flags
 from barbu_training.external_agents import RLLIB_POLICY_ID
 

@@ -27,14 +27,19 @@ from pathlib import Path
 
 import gymnasium
 
-from barbu_env.util.extras import needs
+from barbu_env.util.extras import MissingExtraError, needs
 from barbu_env.util.files import replacing, write_text
 
-with needs("train", "examples.sb3_maskable_ppo"):  # one line if the extra is missing
-    import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.env_util import make_vec_env
+try:
+    with needs("train", "examples.sb3_maskable_ppo"):  # one line if the extra is missing
+        import torch
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3.common.callbacks import BaseCallback
+        from stable_baselines3.common.env_util import make_vec_env
+except MissingExtraError as e:  # run as a script: the one line, without a traceback
+    if __name__ != "__main__":
+        raise
+    raise SystemExit(e) from None
 
 import barbu_env.envs.gym_env  # noqa: F401  (registers Barbu-v1)
 from barbu_training.config import add_field_flags

@@ -41,18 +41,23 @@ from pathlib import Path
 import numpy as np
 
 import barbu_env
-from barbu_env.util.extras import needs
+from barbu_env.util.extras import MissingExtraError, needs
 
-with needs("torchrl", "examples.torchrl_ppo", package="torchrl"):  # one line if the extra is missing
-    import torch
-    from tensordict import TensorDict
-    from tensordict.nn import TensorDictModule
-    from torch import nn
-    from torchrl.collectors import Collector
-    from torchrl.envs import PettingZooWrapper
-    from torchrl.modules import MaskedCategorical, ProbabilisticActor
-    from torchrl.objectives import ClipPPOLoss
-    from torchrl.objectives.value.functional import generalized_advantage_estimate
+try:
+    with needs("torchrl", "examples.torchrl_ppo", package="torchrl"):  # one line if the extra is missing
+        import torch
+        from tensordict import TensorDict
+        from tensordict.nn import TensorDictModule
+        from torch import nn
+        from torchrl.collectors import Collector
+        from torchrl.envs import PettingZooWrapper
+        from torchrl.modules import MaskedCategorical, ProbabilisticActor
+        from torchrl.objectives import ClipPPOLoss
+        from torchrl.objectives.value.functional import generalized_advantage_estimate
+except MissingExtraError as e:  # run as a script: the one line, without a traceback
+    if __name__ != "__main__":
+        raise
+    raise SystemExit(e) from None
 
 from barbu_env.game.actions import AGENTS
 from barbu_env.game.credit import NO_DECISION, credit_steps

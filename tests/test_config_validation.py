@@ -189,6 +189,15 @@ def test_the_message_names_the_field_its_range_and_the_value(tmp_path):
         config.Args(opp_self=0.0, opp_pool=0, opp_baselines=0.0)
 
 
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "---\n"])
+def test_an_empty_config_file_is_refused_rather_than_starting_a_default_run(tmp_path, text):
+    path = tmp_path / "empty.yaml"
+    path.write_text(text)
+    with pytest.raises(config.ConfigError, match=r"empty.yaml: the file holds no fields \(a training config is a"):
+        config.load_args(str(path))
+    assert config.load_args(None).total_decisions == config.Args().total_decisions  # no file: the defaults
+
+
 def test_numbers_written_the_yaml_1_2_way_still_load(tmp_path):
     # PyYAML reads 3e-4 (no dot) as a string; a float field takes it, nothing else textual
     path = tmp_path / "c.yaml"

@@ -146,6 +146,20 @@ def test_safe_yaml_refuses_recursive_aliases_and_bad_yaml_in_one_line():
     assert "\n" not in str(e.value)
 
 
+def test_safe_yaml_refuses_a_key_given_twice_in_one_mapping():
+    with pytest.raises(InputError, match=r"^config c.yaml: the key 'lr' is given twice \(again on line 3\): refused$"):
+        safe_yaml("lr: 0.1\nseed: 1\nlr: 0.2\n", "config c.yaml")
+    with pytest.raises(InputError, match="the key 'b' is given twice"):
+        safe_yaml("a: [{b: 1, b: 2}]")
+    # the same key in two mappings, a merge key and the same text as a number and a string are fine
+    assert safe_yaml("x: {a: 1}\ny: {a: 2}\nz: {<<: {a: 1}, <<: {b: 2}}\nw: {1: a, '1': b}") == {
+        "x": {"a": 1},
+        "y": {"a": 2},
+        "z": {"a": 1, "b": 2},
+        "w": {1: "a", "1": "b"},
+    }
+
+
 @pytest.mark.parametrize("kind", ["fifo", "link to a fifo"])
 def test_a_write_never_replaces_a_pipe_or_a_device(tmp_path, kind):
     fifo = tmp_path / "pipe"

@@ -38,6 +38,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
+from barbu_env.agents.pretrained import SHIPPED
 from barbu_env.agents.registry import split_agent_specs
 from barbu_env.game.observation import NUM_CARD_ROWS, OBS_DIM, OBS_LAYOUT, PRIVILEGED_DIM
 from barbu_env.util.extras import needs
@@ -80,7 +81,7 @@ _RULES = "a rules preset or a rules YAML file"
 _FOLDER = "a folder path, not empty"
 _FOLDER_NAME = "a folder name (not empty, no slashes, not . or ..)"
 _AGENTS = "agent specs separated by commas (registered names or checkpoint paths, with parameters)"
-_SHIPPED = "a shipped policy (ppo, ppo-finetuned) or a checkpoint file"
+_SHIPPED = f"a shipped policy ({', '.join(SHIPPED)}) or a checkpoint file"
 _EXPERT = "empty, or a mapping of expert-iteration fields (barbu_training.expert.ExpertArgs: worlds, games, ...)"
 
 
@@ -560,7 +561,7 @@ def load_args(config: str | None = None, overrides: dict[str, Any] | None = None
     where = f"{config}: " if config else ""
     if config:
         try:  # a stranger's file: a regular file of bounded size, aliases that do not expand past a limit
-            data = safe_yaml(read_text(config, CONFIG_FILE_LIMIT, "config"), f"config {config}") or {}
+            data = safe_yaml(read_text(config, CONFIG_FILE_LIMIT, "config"), f"config {config}")
         except FileNotFoundError as e:
             raise ConfigError(str(e)) from None
         except InputError as e:  # not a file, too large, not UTF-8, not YAML, an alias bomb
@@ -569,6 +570,8 @@ def load_args(config: str | None = None, overrides: dict[str, Any] | None = None
             raise ConfigError(
                 f"config {config}: not a config YAML can read ({quote(' '.join(str(e).split()), 80)})"
             ) from None
+        if data is None:  # an empty file (or only comments) would start a default run
+            raise ConfigError(f"{config}: the file holds no fields (a training config is a mapping of fields)")
         if not isinstance(data, dict):
             raise ConfigError(f"{config}: a training config is a mapping of fields, not {show(data)}")
         values.update(data)

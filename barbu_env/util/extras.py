@@ -26,9 +26,10 @@ x needs ray[rllib] (no module named 'no_such_package'): pip install -c constrain
 A package is missing when the top-level package of the module that the import could not
 find is not installed: the extra's package itself, or one it imports (a partial install:
 Ray core, of the ``ray`` extra, without the packages of ``ray[rllib]``; the message then
-names the module not found). A module missing from a package that is installed (a broken
-install) raises its own ``ModuleNotFoundError``. The command line prints the message,
-without a traceback, and exits with status 1.
+names the module not found), also when that package turns the ``ModuleNotFoundError`` into
+an ``ImportError`` of its own (Ray's ``ray.tune`` without pandas). A module missing from a
+package that is installed (a broken install) raises its own ``ModuleNotFoundError``. The
+command line prints the message, without a traceback, and exits with status 1.
 """
 
 from __future__ import annotations
@@ -74,6 +75,20 @@ def _absent(error: ModuleNotFoundError) -> bool:
         return True
 
 
+def _not_installed(error: ImportError) -> str | None:
+    """The module not found, if ``error`` comes from a package that is not installed: a
+    ``ModuleNotFoundError`` for it, or an ``ImportError`` a package raised from one (Ray's
+    ``ray.tune`` says in its own words that pandas is missing); None otherwise."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ModuleNotFoundError):
+            return cause.name if _absent(cause) else None
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
 def require(module: str, extra: str, feature: str, package: str | None = None) -> ModuleType:
     """``module``, imported; ``MissingExtraError`` if it, or a package it imports, is not
     installed. ``feature`` says what needs it (the message's subject: ``"--plot"``,
@@ -82,10 +97,11 @@ def require(module: str, extra: str, feature: str, package: str | None = None) -
     ..., "open_spiel")``, ``require("ray.rllib", "rllib", ..., "ray[rllib]")``)."""
     try:
         return importlib.import_module(module)
-    except ModuleNotFoundError as e:
-        if not _absent(e):
+    except ImportError as e:
+        missing = _not_installed(e)
+        if missing is None:
             raise
-        raise MissingExtraError(module, extra, feature, package, e.name) from None
+        raise MissingExtraError(module, extra, feature, package, missing) from None
 
 
 @contextmanager
@@ -100,11 +116,12 @@ def needs(extra: str, feature: str, package: str | None = None) -> Iterator[None
     """
     try:
         yield
-    except ModuleNotFoundError as e:
-        if not _absent(e):
+    except ImportError as e:
+        missing = _not_installed(e)
+        if missing is None:
             raise
-        module = package.partition("[")[0] if package else e.name
-        raise MissingExtraError(module, extra, feature, package, e.name) from None
+        module = package.partition("[")[0] if package else missing
+        raise MissingExtraError(module, extra, feature, package, missing) from None
 
 
 __all__ = ["MissingExtraError", "install_hint", "needs", "require"]

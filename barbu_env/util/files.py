@@ -204,9 +204,10 @@ def read_text(path: str | os.PathLike[str], limit: int = DEFAULT_READ_LIMIT, wha
 def safe_yaml(text: str, what: str = "YAML", max_nodes: int = DEFAULT_YAML_NODES) -> object:
     """The value of the YAML document ``text`` (``None`` for an empty one), read with the safe
     loader. A document whose nodes, counted with every alias expanded, number over
-    ``max_nodes``, or whose aliases refer to a node that contains them, is refused with an
-    :class:`InputError` before any value is built; so is text that is not YAML (one line,
-    with the line and column)."""
+    ``max_nodes``, or whose aliases refer to a node that contains them, or a mapping of which
+    gives one key twice (the YAML spec's keys are unique; the loader would keep the last),
+    is refused with an :class:`InputError` before any value is built; so is text that is not
+    YAML (one line, with the line and column)."""
     import yaml
 
     try:
@@ -230,7 +231,8 @@ def safe_yaml(text: str, what: str = "YAML", max_nodes: int = DEFAULT_YAML_NODES
 
 
 def _check_yaml_size(root: object, what: str, max_nodes: int) -> None:
-    """Refuse ``root`` if its expanded size is over ``max_nodes`` or it is recursive."""
+    """Refuse ``root`` if its expanded size is over ``max_nodes``, it is recursive, or a
+    mapping gives one key twice."""
     import yaml
 
     sizes: dict[int, int] = {}
@@ -250,7 +252,13 @@ def _check_yaml_size(root: object, what: str, max_nodes: int) -> None:
                 if total > max_nodes:
                     break
         elif isinstance(node, yaml.MappingNode):
+            keys: set[tuple[str, str]] = set()
             for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode) and k.tag != "tag:yaml.org,2002:merge":
+                    if (k.tag, k.value) in keys:  # YAML's keys are unique; PyYAML would keep the last silently
+                        line = k.start_mark.line + 1
+                        raise InputError(f"{what}: the key {k.value!r} is given twice (again on line {line}): refused")
+                    keys.add((k.tag, k.value))
                 total += size(k) + size(v)
                 if total > max_nodes:
                     break
