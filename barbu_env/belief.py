@@ -63,11 +63,14 @@ one in k] / B[j][rooms]``, which telescopes to the product form. A forward table
 shape gives every card's exact marginal under ``w`` (forward-backward). With ``w = 1`` on the
 allowed cells the distribution is exactly ``worlds.sample_worlds``' uniform one (and its
 marginals are ``probabilities(..., model="uniform")``). For a model the weights are fitted
-so that the deals' marginals match the model's probabilities: from ``w = p`` (the
-constrained probabilities), ``FIT_PASSES`` passes of ``w <- w * p / marginal(w)`` (iterative
-proportional fitting on the exact marginals; the product-form distribution with the
-model's marginals exists since those marginals lie inside the transportation polytope's
-support). Every kernel is numba (``njit(cache=True)``), compiled on first use.
+so that the deals' marginals match the model's probabilities ``p``: from ``w = p`` (the
+constrained probabilities), ``FIT_PASSES`` passes of ``w <- w * (p / marginal(w)) ** step``
+on the exact marginals, a pass kept only if it shrinks the total gap ``sum |marginal - p|``
+(else the step is halved; a kept one doubles it, up to 1). The plain step (1, iterative
+proportional fitting) can overshoot and oscillate: three cards dealt one to each seat, a
+permanent, is enough. The fit therefore never ends worse than where it started, but need
+not reach ``p``: ``docs/belief.md`` measures the gap left. Every kernel is numba
+(``njit(cache=True)``), compiled on first use.
 """
 
 from __future__ import annotations
@@ -340,10 +343,18 @@ class _Hidden:
         p = self.fitted(model)
         w = p.copy()
         table, marginals = self.tables(w)
+        gap, step = np.abs(marginals - p).sum(), 1.0
         for _ in range(passes):
-            w = np.where(p > 0, w * p / np.where(marginals > 0, marginals, 1.0), 0.0)
-            w /= w.max(axis=1, keepdims=True)
-            table, marginals = self.tables(w)
+            # a step of w <- w * (p / marginal) ** step, kept only if the gap shrinks
+            ratio = np.where(p > 0, p / np.where(marginals > 0, marginals, 1.0), 1.0)
+            trial = w * ratio**step
+            trial /= trial.max(axis=1, keepdims=True)
+            trial_table, trial_marginals = self.tables(trial)
+            trial_gap = np.abs(trial_marginals - p).sum()
+            if trial_gap < gap:
+                w, table, marginals, gap, step = trial, trial_table, trial_marginals, trial_gap, min(1.0, 2 * step)
+            else:
+                step /= 2
         return w, table
 
 

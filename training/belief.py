@@ -63,7 +63,7 @@ _CARD_VALUES = NUM_CARD_ROWS * NUM_CARDS
 
 
 @dataclass
-class Positions:
+class Recorded:
     """Recorded decisions: ``cards`` uint8 [N, 117] (the observation's 18 card rows, bits),
     ``rest`` float16 [N, 196] (the other values), ``owner`` int8 [N, 52] (relative seat 1-3
     of each unseen card's holder minus 1, -1 for the cards not unseen), ``kind`` the
@@ -85,7 +85,7 @@ class Positions:
         return np.concatenate([bits, self.rest[index].astype(np.float32)], axis=1)
 
     @classmethod
-    def concatenate(cls, parts: list[Positions]) -> Positions:
+    def concatenate(cls, parts: list[Recorded]) -> Recorded:
         return cls(
             *(np.concatenate([getattr(p, f) for p in parts]) for f in ("cards", "rest", "owner", "kind", "uniform"))
         )
@@ -97,7 +97,7 @@ class Recorder:
 
     def __init__(self, env: VectorBarbu, inner: Seated, kinds: np.ndarray, record: float, rng: np.random.Generator):
         self.env, self.inner, self.kinds, self.record, self.rng = env, inner, kinds, record, rng
-        self.parts: list[Positions] = []
+        self.parts: list[Recorded] = []
 
     def __call__(self, rows, obs, masks, seats):
         keep = self.rng.random(len(rows)) < self.record
@@ -106,7 +106,7 @@ class Recorder:
             owner = np.where(hidden.any(axis=1), hidden.argmax(axis=1), -1).astype(np.int8)
             o = obs[keep]
             self.parts.append(
-                Positions(
+                Recorded(
                     np.packbits(o[:, :_CARD_VALUES] > 0.5, axis=1),
                     o[:, _CARD_VALUES:].astype(np.float16),
                     owner,
@@ -119,7 +119,7 @@ class Recorder:
 
 def play_positions(
     table: list[list[str]], seed: int, record: float, agents: dict[str, object] | None = None
-) -> Positions:
+) -> Recorded:
     """The recorded positions of ``len(table)`` whole games, game g's seat s played by the
     kind ``table[g][s]`` (an agent spec); ``agents`` caches agents by spec."""
     agents = {} if agents is None else agents
@@ -130,7 +130,7 @@ def play_positions(
     seated = Seated.per_game([[agents[s] for s in row] for row in table])
     recorder = Recorder(env, seated, np.array(table, dtype=object), record, np.random.default_rng(seed))
     play(env, recorder, start=env.reset())
-    return Positions.concatenate(recorder.parts)
+    return Recorded.concatenate(recorder.parts)
 
 
 def mixed_table(games: int, rng: np.random.Generator) -> list[list[str]]:
@@ -145,7 +145,7 @@ def mixed_table(games: int, rng: np.random.Generator) -> list[list[str]]:
 # ---------------------------------------------------------------------- the loss
 
 
-def targets(p: Positions, index: np.ndarray | slice = slice(None)):
+def targets(p: Recorded, index: np.ndarray | slice = slice(None)):
     """(observations, owners int64 [n, 52] with -1 off the unseen cards, the uniform
     marginals' logarithms [n, 52, 3], -inf where a seat cannot hold the card)."""
     with np.errstate(divide="ignore"):
@@ -165,7 +165,7 @@ def belief_loss(logits: torch.Tensor, owner: torch.Tensor, log_uniform: torch.Te
     return F.cross_entropy((logits + log_uniform)[unseen], owner[unseen])
 
 
-def uniform_loss(p: Positions) -> float:
+def uniform_loss(p: Recorded) -> float:
     """The mean log-loss per unseen card of the exact uniform marginals (``barbu_env.belief``)."""
     unseen = p.owner >= 0
     held = np.take_along_axis(p.uniform, np.maximum(p.owner, 0)[..., None].astype(np.int64), axis=2)[..., 0]
@@ -176,7 +176,7 @@ def uniform_loss(p: Positions) -> float:
 
 
 @dataclass
-class Args:
+class BeliefArgs:
     minutes: float = 15.0
     """Wall time in all: playing the games, then training."""
     out: Path = Path("belief.pt")
@@ -200,12 +200,12 @@ class Args:
     weight_decay: float = 0.0
     """AdamW's weight decay (0: Adam)."""
     batch: int = 512
-    """Positions per minibatch."""
+    """Recorded per minibatch."""
     threads: int = 1
     """Torch threads."""
 
 
-def train(args: Args, log: Callable[[str], None] = lambda line: None) -> BeliefModel:
+def train(args: BeliefArgs, log: Callable[[str], None] = lambda line: None) -> BeliefModel:
     """Play the games, train, choose the temperature, save; ``log`` gets a line per batch of
     games and per epoch."""
     start = time.perf_counter()
@@ -225,7 +225,7 @@ def train(args: Args, log: Callable[[str], None] = lambda line: None) -> BeliefM
             f"played {batch_no * args.games} games, {sum(map(len, parts))} positions, "
             f"{time.perf_counter() - start:.0f}s"
         )
-    data = Positions.concatenate(parts)
+    data = Recorded.concatenate(parts)
     games_played = batch_no * args.games
 
     # --- the network and the loop over minibatches
@@ -287,10 +287,10 @@ def train(args: Args, log: Callable[[str], None] = lambda line: None) -> BeliefM
     return model
 
 
-def command(args: Args) -> str:
+def command(args: BeliefArgs) -> str:
     """The command line that trains with ``args`` (the options that differ from the defaults)."""
     words = ["python -m barbu_training.belief"]
-    for name, default in vars(Args()).items():
+    for name, default in vars(BeliefArgs()).items():
         value = getattr(args, name)
         if name in ("minutes", "out", "seed") or value != default:
             words.append(
@@ -301,11 +301,11 @@ def command(args: Args) -> str:
     return " ".join(words)
 
 
-def parse_args(argv: list[str] | None = None) -> Args:
+def parse_args(argv: list[str] | None = None) -> BeliefArgs:
     parser = argparse.ArgumentParser(prog="python -m barbu_training.belief", description=__doc__.split("\n\n")[0])
-    for name, default in vars(Args()).items():
+    for name, default in vars(BeliefArgs()).items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=type(default), default=default)
-    return Args(**vars(parser.parse_args(argv)))
+    return BeliefArgs(**vars(parser.parse_args(argv)))
 
 
 def main(argv: list[str] | None = None) -> None:
