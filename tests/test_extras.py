@@ -241,9 +241,11 @@ ENTRY_POINTS = (
     *(
         (module, "torch", "torch", "train")
         for module in (
+            "barbu_models.belief",
             "barbu_models.device",
             "barbu_models.policy",
             "benchmarks.bench_scale",
+            "barbu_training.belief",
             "barbu_training.expert",
             "barbu_training.policy_agent",
             "barbu_training.ppo",

@@ -14,8 +14,9 @@ the folders are the layers (``LAYERS``, bottom first), and a module imports only
 own folder or the folders below it; inside the game, a module imports only the game's
 modules before it (``GAME_ORDER``); nothing imports a module that imports it back (no
 circle, at the top or inside a function); nothing in ``barbu_env`` imports
-``barbu_training`` or ``barbu_models`` but the CLI's ``train`` and ``exploit`` commands,
-nor the web server but ``barbu serve``.
+``barbu_training`` or ``barbu_models`` but the CLI's ``train`` and ``exploit`` commands
+and ``barbu_env.belief`` (which loads its network from ``barbu_models.belief`` when one is
+asked for), nor the web server but ``barbu serve``.
 """
 
 from __future__ import annotations
@@ -71,6 +72,13 @@ def frameworks_in(modules: list[str]) -> list[str]:
         "obs, masks, seat = v.reset()\n"
         "for _ in range(200):\n"
         "    obs, masks, seat, rewards, dones, infos = v.step(np.argmax(masks, axis=1))",
+        # Where the hidden cards are, without the network: the exact uniform marginals and deals.
+        "import numpy as np\n"
+        "from barbu_env.game.engine import BarbuState\n"
+        "from barbu_env import belief\n"
+        "s = BarbuState.new_game(rng=np.random.default_rng(0))\n"
+        "belief.probabilities(s.observe(0), model='uniform')\n"
+        "belief.sample_deals(s.observe(0), 4, np.random.default_rng(0), model='uniform')",
     ],
 )
 def test_engine_imports_no_rl_framework(statement):
@@ -135,7 +143,8 @@ FACE = {"__version__": None, "env": "envs.aec", "raw_env": "envs.aec"}
 #: group ``barbu.agent_loaders``; ``barbu_training`` declares its checkpoint loaders there.
 #: That is a plug-in mechanism: ``agents.registry`` reads the entry points by name through
 #: ``importlib.metadata`` when a file path is given as an agent, and imports no module.)
-TRAINING_IMPORTS_ALLOWED = {("main", "_run_train"), ("main", "_run_exploit")}
+#: The belief module's ``_load`` imports its network, ``barbu_models.belief``, when one is asked for.
+TRAINING_IMPORTS_ALLOWED = {("main", "_run_train"), ("main", "_run_exploit"), ("belief", "_load")}
 
 
 def barbu_imports(path: Path, package_name: str | None = None) -> list[tuple[str, str | None]]:
@@ -186,7 +195,25 @@ def test_the_folders_are_the_layers():
     folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
     assert folders == set(LAYERS)
     loose = {p.name for p in PACKAGE.glob("*.py")}
-    assert loose == {"__init__.py", "barbu_v1.py"}
+    assert loose == {"__init__.py", "barbu_v1.py", "belief.py"}
+
+
+#: What the face module ``belief`` may import from the package: the game and util layers
+#: (its network, ``barbu_models.belief``, only inside ``_load``, with torch).
+BELIEF_LAYERS = {"game", "util"}
+
+
+def test_the_belief_module_imports_the_game_and_util_only():
+    seen = set()
+    for module, function in barbu_imports(PACKAGE / "belief.py"):
+        top = module.split(".")[0]
+        if module.startswith("barbu_env."):
+            seen.add(layer_of(module))
+            assert layer_of(module) in BELIEF_LAYERS, module
+        assert top != "torch", "barbu_env.belief imports torch only through barbu_models.belief, when asked"
+        if top == "barbu_models":
+            assert function == "_load", function
+    assert seen == BELIEF_LAYERS
 
 
 def test_each_layer_imports_only_its_own_folder_and_those_below():
