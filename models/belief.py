@@ -38,6 +38,7 @@ import numpy as np
 from barbu_env.game.cards import NUM_CARDS
 from barbu_env.game.observation import OBS_DIM, OBS_LAYOUT
 from barbu_env.util.extras import needs
+from barbu_env.util.files import replacing
 
 with needs("train", "barbu_models.belief"):  # one line if the extra is missing
     import torch
@@ -99,17 +100,16 @@ class BeliefModel:
 
     def save(self, path: str | Path) -> None:
         """Write the checkpoint (module docstring) to ``path``."""
-        torch.save(
-            {
-                "format": FORMAT,
-                "obs_layout": OBS_LAYOUT,
-                "config": dataclasses.asdict(self.net.config),
-                "temperature": self.temperature,
-                "state_dict": self.net.state_dict(),
-                "meta": self.meta,
-            },
-            path,
-        )
+        state = {
+            "format": FORMAT,
+            "obs_layout": OBS_LAYOUT,
+            "config": dataclasses.asdict(self.net.config),
+            "temperature": self.temperature,
+            "state_dict": self.net.state_dict(),
+            "meta": self.meta,
+        }
+        with replacing(path) as partial:  # whole or not at all: an old checkpoint survives a full disk
+            torch.save(state, partial)
 
     @classmethod
     def load(cls, path: str | Path) -> BeliefModel:

@@ -40,6 +40,7 @@ from barbu_env.game.actions import NUM_ACTIONS
 from barbu_env.game.cards import NUM_CARDS, NUM_RANKS
 from barbu_env.game.constants import CONTRACT_NAMES
 from barbu_env.game.observation import decode
+from barbu_env.util.files import replacing, write_text
 
 from .belief import play_positions
 
@@ -233,7 +234,8 @@ def _reliability(cells: dict[str, list], path: Path) -> None:
     axes[0].legend()
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
+    with replacing(path) as partial:
+        fig.savefig(partial, dpi=90)
     plt.close(fig)
 
 
@@ -250,7 +252,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--val-seed", type=int, default=80001, help="the validation games' first seed")
     args = parser.parse_args(argv)
     text = evaluate(args.model, args.games, args.seed, args.plot, args.val_games, args.val_seed, log=print)
-    args.out.write_text(text)
+    write_text(args.out, text)
     print(text)
 
 
