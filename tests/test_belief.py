@@ -283,3 +283,26 @@ def test_the_network_without_torch_is_one_line_naming_the_extra():
     done = subprocess.run([sys.executable, "-c", WITHOUT_TORCH], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"MissingExtraError the belief network needs torch: {install_hint('train')}\n"
+
+
+class ObsLogits:
+    """A stand-in network whose logits are a fixed function of each observation (no torch)."""
+
+    def __init__(self, seed: int):
+        self.weights = np.random.default_rng(seed).normal(0, 0.2, size=(OFFSETS["phase"][0], NUM_CARDS * 3))
+
+    def logits(self, obs):
+        obs = np.asarray(obs)[:, : self.weights.shape[0]]
+        return np.sin(obs @ self.weights).reshape(len(obs), NUM_CARDS, 3) * 3
+
+
+@pytest.mark.parametrize("model", ["uniform", ObsLogits(4)])
+def test_samplers_ask_the_network_once_for_many_observations_and_draw_as_sample_hidden(positions, model):
+    observations = np.stack([obs for obs, _, _ in positions[::7]])
+    drawers = belief.samplers(observations, model=model)
+    assert len(drawers) == len(observations)
+    for obs, drawer in zip(observations, drawers):
+        once = belief.sample_hidden(obs, 6, np.random.default_rng(11), model=model)
+        rng = np.random.default_rng(11)
+        assert (drawer.draw(6, rng) == once).all()
+        Positions.from_observation(obs).with_hidden(drawer.draw(4, rng), check=True)  # and again, consistent

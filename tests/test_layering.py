@@ -15,8 +15,8 @@ own folder or the folders below it; inside the game, a module imports only the g
 modules before it (``GAME_ORDER``); nothing imports a module that imports it back (no
 circle, at the top or inside a function); nothing in ``barbu_env`` imports
 ``barbu_training`` or ``barbu_models`` but the CLI's ``train`` and ``exploit`` commands
-and ``barbu_env.belief`` (which loads its network from ``barbu_models.belief`` when one is
-asked for), nor the web server but ``barbu serve``.
+and ``barbu_env.agents.belief`` (which loads its network from ``barbu_models.belief`` when
+one is asked for), nor the web server but ``barbu serve``.
 """
 
 from __future__ import annotations
@@ -84,7 +84,8 @@ def frameworks_in(modules: list[str]) -> list[str]:
 def test_engine_imports_no_rl_framework(statement):
     modules = modules_loaded_by(statement)
     assert "barbu_env.game.engine" in modules
-    assert ("barbu_env.game.vector" in modules) == ("VectorBarbu" in statement)
+    # the batched engine only where it is used (the agents, among them belief, import the search)
+    assert ("barbu_env.game.vector" in modules) == ("VectorBarbu" in statement or "belief" in statement)
     assert frameworks_in(modules) == []
 
 
@@ -198,22 +199,25 @@ def test_the_folders_are_the_layers():
     assert loose == {"__init__.py", "barbu_v1.py", "belief.py"}
 
 
-#: What the face module ``belief`` may import from the package: the game and util layers
-#: (its network, ``barbu_models.belief``, only inside ``_load``, with torch).
+#: What the belief module may import from the package: the game and util layers (its
+#: network, ``barbu_models.belief``, only inside ``_load``, with torch); the face
+#: ``barbu_env.belief`` only names what it defines.
 BELIEF_LAYERS = {"game", "util"}
 
 
 def test_the_belief_module_imports_the_game_and_util_only():
     seen = set()
-    for module, function in barbu_imports(PACKAGE / "belief.py"):
+    for module, function in barbu_imports(PACKAGE / "agents" / "belief.py"):
         top = module.split(".")[0]
         if module.startswith("barbu_env."):
             seen.add(layer_of(module))
             assert layer_of(module) in BELIEF_LAYERS, module
-        assert top != "torch", "barbu_env.belief imports torch only through barbu_models.belief, when asked"
+        assert top != "torch", "barbu_env.agents.belief imports torch only through barbu_models.belief, when asked"
         if top == "barbu_models":
             assert function == "_load", function
     assert seen == BELIEF_LAYERS
+    face = {module for module, _ in barbu_imports(PACKAGE / "belief.py")}
+    assert face == {"barbu_env.agents.belief"}
 
 
 def test_each_layer_imports_only_its_own_folder_and_those_below():

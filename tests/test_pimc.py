@@ -111,3 +111,35 @@ def test_pimc_plays_whole_games_in_the_environment():
         agent = env.agent_selection
         env.step(agents[agent].act(env.observe(agent), agent))
     assert len(env.unwrapped.game.results) == 2
+
+
+def test_worlds_from_belief_searches_consistent_worlds_drawn_from_the_belief_network():
+    from barbu_env import belief
+
+    rules = RULESETS["standard"]
+    obs, masks = random_positions(rules, games=3, every=37, seed=23)
+    played = decode(obs)["played"].reshape(len(obs), -1).sum(axis=1)
+    rows = np.flatnonzero((masks.sum(axis=1) > 1) & (played > 0))[:12]
+    assert len(rows) >= 6
+    obs, masks = obs[rows], masks[rows]
+    # the worlds the search plays hold exactly the unseen cards, in the sizes and exclusions shown
+    rng = np.random.default_rng(0)
+    for o, drawer in zip(obs, belief.samplers(obs, model=belief.load_model())):
+        Positions.from_observation(o, rules).with_hidden(drawer.draw(8, rng), check=True)
+    uniform, default = (PimcAgent(seed=3, rules=rules, worlds=8, worlds_from=w) for w in ("uniform", "uniform"))
+    guided = make_agent("pimc:worlds=8,worlds_from=belief", seed=3, rules=rules)
+    assert (guided.name, default.name) == ("pimc8-heuristic-belief", "pimc8-heuristic")
+    assert guided.batch_key != uniform.batch_key
+    with_belief, without = guided.search(obs, masks), uniform.search(obs, masks)
+    assert all(masks[i, with_belief[i][0]].all() for i in with_belief)
+    # the same seed and worlds count: only where the worlds come from differs, and it shows
+    assert any(not np.allclose(with_belief[i][1], without[i][1]) for i in without)
+    same = PimcAgent(seed=3, rules=rules, worlds=8).search(obs, masks)
+    assert all(np.array_equal(same[i][1], without[i][1]) for i in without)
+    assert make_agent("pimc-ppo:worlds_from=belief", seed=0).name == "pimc-ppo-belief"
+
+
+@pytest.mark.parametrize("bad", ["beleif", "", 3, None, "tests"])
+def test_worlds_from_names_uniform_belief_or_a_checkpoint_file_else_one_line_refusal(bad):
+    with pytest.raises(ValueError, match="worlds_from must be 'uniform', 'belief' or a belief network's checkpoint"):
+        PimcAgent(worlds_from=bad)

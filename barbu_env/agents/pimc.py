@@ -6,7 +6,10 @@ At each decision with more than one legal action, the agent
    from_observation``; it never sees the environment),
 2. samples ``worlds`` deals of the hidden cards, uniformly among those consistent with
    everything public: cards played, hand sizes, and what the rules made each play
-   reveal (the observation's ``excluded`` rows; ``barbu_env.game.worlds``),
+   reveal (the observation's ``excluded`` rows; ``barbu_env.game.worlds``), or, with
+   ``worlds_from=belief``, in proportion to the belief network's guess of where the cards
+   are from how the others have played (``barbu_env.agents.belief``; the same exact
+   constraints),
 3. plays every legal action in every world and then the rest of the hand with the
    rollout policy (``heuristic`` by default: any agent, asked in batches) for all four
    seats, all worlds x actions of all the games it decides at once stepping together in
@@ -24,8 +27,9 @@ now when this hand suits it better than the hands still to come are likely to.
 
 What PIMC does not do: it assumes the other players play like its rollout policy and
 that it will itself know every hidden card from the next decision on (strategy fusion:
-it cannot plan to find out, or to hide, information), and it reads nothing into how the
-others declared or doubled. It is deterministic for a seed (without ``time_limit``).
+it cannot plan to find out, or to hide, information), and, sampling uniformly, it reads
+nothing into how the others declared, doubled or played (the belief network does). It is
+deterministic for a seed (without ``time_limit``).
 
 Parameters (``make_agent("pimc", worlds=32)`` or ``"pimc:worlds=32,rollout=random"`` on
 the command line): ``worlds`` sampled deals per decision (default 32), ``rollout`` the
@@ -35,7 +39,9 @@ seconds per decision (worlds are then searched in rounds of up to 8 until the li
 contract choices subtract the contract's average (default true), ``device`` where a
 rollout policy that takes one (a trained checkpoint) computes (its own default, the CPU,
 unless given: ``"pimc:rollout=runs/x/best.pt,device=cuda"``; ``barbu eval --device``
-sets it), ``seed``. The numbers' ranges (``barbu_env.util.argtypes.AGENT_PARAMS``: ``worlds`` 1
+sets it), ``worlds_from`` where the hidden hands are drawn from (``uniform``, the default;
+``belief``, the shipped belief network, which needs torch; or a belief checkpoint's path:
+the name gains ``-belief``), ``seed``. The numbers' ranges (``barbu_env.util.argtypes.AGENT_PARAMS``: ``worlds`` 1
 to 4,096, ``time_limit`` above 0 and at most 3,600, ``cover`` and ``certain`` above 0 and
 at most 1) are checked when the agent is made, before anything is built; a search holds at
 most ``ROUND_SLOTS`` rollout games at once, whatever its worlds.
@@ -55,6 +61,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Hashable, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -69,6 +76,7 @@ from ..game.vector import VectorBarbu
 from ..game.worlds import sample_worlds
 from ..util.argtypes import AGENT_PARAMS
 from .base import Agent
+from .belief import UNIFORM, load_model, samplers
 from .registry import agent_takes, make_agent, register
 
 #: Worlds per decision by default: the strength and speed table in the README (8, 16, 32, 64
@@ -124,6 +132,7 @@ class PimcAgent(Agent):
         prior: str | None = None,
         cover: float = DEFAULT_COVER,
         certain: float = DEFAULT_CERTAIN,
+        worlds_from: str = UNIFORM,
     ):
         valid = AGENT_PARAMS["pimc"]  # every number checked before anything is built
         worlds = valid["worlds"].check(worlds, "pimc: worlds")
@@ -134,6 +143,8 @@ class PimcAgent(Agent):
             raise ValueError(f"pimc: rollout must be another agent's spec, not {rollout!r}")
         if prior is not None and (not isinstance(prior, str) or prior.split(":")[0] in _SEARCHES):
             raise ValueError(f"pimc: prior must be a trained policy's spec, not {prior!r}")
+        self.belief_model = _belief_model(worlds_from)  # the network loaded once, before any search
+        self.worlds_from = worlds_from
         self.rules = load_rules(rules)
         self.worlds = worlds
         self.rollout = rollout
@@ -152,6 +163,7 @@ class PimcAgent(Agent):
                 raise ValueError(f"pimc: the prior {prior!r} gives no action probabilities (a trained policy does)")
         self.name = "pimc" if (worlds, rollout) == (DEFAULT_WORLDS, "heuristic") else f"pimc{worlds}-{rollout}"
         self.name += "" if prior is None else "-prior"
+        self.name += "" if worlds_from == UNIFORM else "-belief"
         self.batch_key: Hashable = (
             "pimc",
             self.rules,
@@ -163,6 +175,7 @@ class PimcAgent(Agent):
             prior,
             self.cover,
             self.certain,
+            worlds_from,
         )
         #: Rollout decisions taken by this instance's searches (for the benchmark).
         self.rollout_decisions = 0
@@ -225,11 +238,18 @@ class PimcAgent(Agent):
         # Worlds x actions of every row are rolled out together, in parts of at most
         # ROUND_SLOTS games: memory stays bounded whatever worlds and rows there are.
         per_world = sum(len(legal[i]) for i in rows)
+        # worlds_from: the belief network is asked once for every row, its fit kept for every round
+        drawers = (
+            None if lead.belief_model is None else dict(zip(rows, samplers(observations[rows], lead.belief_model)))
+        )
         while done < lead.worlds:
             n = lead.worlds - done if lead.time_limit is None else min(ROUND_WORLDS, lead.worlds - done)
             hidden = {}
             for i in rows:
                 base = bases[i]
+                if drawers is not None:
+                    hidden[i] = drawers[i].draw(n, instances[i].rng)
+                    continue
                 hidden[i] = sample_worlds(
                     int(base.unknown_cards[0]), base.sizes[0, 1:], base.excluded[0, 1:], n, instances[i].rng
                 )
@@ -287,6 +307,7 @@ def guided_pimc(
     time_limit: float | None = None,
     baseline: bool = True,
     device: str | None = None,
+    worlds_from: str = UNIFORM,
 ) -> PimcAgent:
     """``pimc-ppo``: the search guided by a trained policy — ``rollout`` (``ppo-finetuned``
     by default) plays every seat of every rollout and is the prior (``prior``, the
@@ -303,10 +324,28 @@ def guided_pimc(
         prior=rollout if prior is None else prior,
         cover=cover,
         certain=certain,
+        worlds_from=worlds_from,
     )
     defaults = (worlds, rollout, prior, cover, certain) == (DEFAULT_WORLDS, GUIDE, None, DEFAULT_COVER, DEFAULT_CERTAIN)
     agent.name = "pimc-ppo" if defaults else f"pimc-ppo{worlds}-{rollout}"
+    agent.name += "" if worlds_from == UNIFORM else "-belief"
     return agent
+
+
+def _belief_model(worlds_from: str):
+    """The belief network ``worlds_from`` names (None for ``"uniform"``): ``"belief"`` the
+    shipped one, else a checkpoint of ``python -m barbu_training.belief``."""
+    if (
+        not isinstance(worlds_from, str)
+        or worlds_from != UNIFORM
+        and not (worlds_from == "belief" or Path(worlds_from).is_file())
+    ):
+        raise ValueError(
+            f"pimc: worlds_from must be 'uniform', 'belief' or a belief network's checkpoint file, not {worlds_from!r}"
+        )
+    if worlds_from == UNIFORM:
+        return None
+    return load_model(None if worlds_from == "belief" else worlds_from)
 
 
 def prior_actions(probs: np.ndarray, legal: np.ndarray, cover: float) -> np.ndarray:
