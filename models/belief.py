@@ -125,4 +125,13 @@ class BeliefModel:
         return cls(net, data["temperature"], data.get("meta"))
 
 
-__all__ = ["FORMAT", "BeliefConfig", "BeliefModel", "BeliefNet"]
+def load_for_inference(path: str | Path) -> BeliefModel:
+    """``BeliefModel.load``, torch first set to one thread, as the shipped policies' loaders
+    do: a tournament forks its worker processes after making the agents, and a child forked
+    after torch's thread pool has started waits on it for ever; the belief network's
+    batches (one observation per decision searched) gain nothing from more threads."""
+    torch.set_num_threads(1)
+    return BeliefModel.load(path)
+
+
+__all__ = ["FORMAT", "BeliefConfig", "BeliefModel", "BeliefNet", "load_for_inference"]

@@ -143,3 +143,17 @@ def test_worlds_from_belief_searches_consistent_worlds_drawn_from_the_belief_net
 def test_worlds_from_names_uniform_belief_or_a_checkpoint_file_else_one_line_refusal(bad):
     with pytest.raises(ValueError, match="worlds_from must be 'uniform', 'belief' or a belief network's checkpoint"):
         PimcAgent(worlds_from=bad)
+
+
+def test_a_tournament_of_belief_searches_on_worker_processes_finishes():
+    # Worker processes are forked after the agents are made: the belief network must not
+    # leave torch's thread pool in a state a forked child waits on for ever.
+    import subprocess
+    import sys
+
+    spec = "pimc:worlds=2,worlds_from=belief"
+    command = [sys.executable, "-m", "barbu_env.cli.main", "eval", "--agents", ",".join([spec] + ["pimc:worlds=2"] * 3)]
+    command += ["--games", "8", "--seed", "1", "--workers", "2", "--no-progress"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=90)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "worlds_from=belief" in done.stdout

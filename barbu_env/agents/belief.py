@@ -381,9 +381,9 @@ def load_model(path: str | Path | None = None) -> Any:
 
 
 def _load(path: Path) -> Any:
-    from barbu_models.belief import BeliefModel  # torch: only when a network is asked for
+    from barbu_models.belief import load_for_inference  # torch: only when a network is asked for
 
-    return BeliefModel.load(path)
+    return load_for_inference(path)
 
 
 def _is_uniform(model: Any) -> bool:
