@@ -29,6 +29,7 @@ observation layout it reads, ``observation.OBS_LAYOUT``: another layout is refus
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,8 @@ class BeliefModel:
 
     def __init__(self, net: BeliefNet, temperature: float = 1.0, meta: dict[str, Any] | None = None):
         self.net = net.eval()
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 < temperature < np.inf:
+            raise ValueError(f"a belief model's temperature is a finite number above 0, not {temperature!r}")
         self.temperature = float(temperature)
         self.meta = dict(meta or {})
 
@@ -115,14 +118,24 @@ class BeliefModel:
     def load(cls, path: str | Path) -> BeliefModel:
         """The model saved at ``path``; ValueError if it is not a belief checkpoint of this
         observation layout."""
-        data = torch.load(path, map_location="cpu", weights_only=True)
+        try:
+            data = torch.load(path, map_location="cpu", weights_only=True)
+        except (OSError, EOFError, RuntimeError, ValueError, KeyError, TypeError, pickle.UnpicklingError) as e:
+            if isinstance(e, OSError) and not Path(path).is_file():
+                raise ValueError(f"{path}: no such belief network checkpoint file") from None
+            raise ValueError(f"{path} is not a belief network checkpoint (torch could not read it)") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError(f"{path} is not a belief network checkpoint")
         if data.get("obs_layout") != OBS_LAYOUT:
             raise ValueError(f"{path} reads observation layout {data.get('obs_layout')}, not {OBS_LAYOUT}")
-        net = BeliefNet(BeliefConfig(**data["config"]))
-        net.load_state_dict(data["state_dict"])
-        return cls(net, data["temperature"], data.get("meta"))
+        try:
+            net = BeliefNet(BeliefConfig(**data["config"]))
+            net.load_state_dict(data["state_dict"])
+            return cls(net, data["temperature"], data.get("meta"))
+        except (KeyError, TypeError, ValueError, RuntimeError) as e:
+            raise ValueError(
+                f"{path} is a damaged belief network checkpoint ({type(e).__name__}: {e})".splitlines()[0]
+            ) from None
 
 
 def load_for_inference(path: str | Path) -> BeliefModel:

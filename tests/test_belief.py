@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -306,3 +307,99 @@ def test_samplers_ask_the_network_once_for_many_observations_and_draw_as_sample_
         rng = np.random.default_rng(11)
         assert (drawer.draw(6, rng) == once).all()
         Positions.from_observation(obs).with_hidden(drawer.draw(4, rng), check=True)  # and again, consistent
+
+
+class Constant:
+    """A stand-in model that outputs a given array, whatever it is asked."""
+
+    def __init__(self, out):
+        self.out = out
+
+    def logits(self, obs):
+        return np.broadcast_to(self.out, (len(obs), NUM_CARDS, 3)) if np.ndim(self.out) == 0 else self.out
+
+
+def test_a_model_that_outputs_nan_infinity_or_the_wrong_shape_is_refused_not_dealt_from(positions):
+    obs = positions[len(positions) // 3][0]
+    rng = np.random.default_rng(0)
+    for out, message in [(np.nan, "not finite"), (np.inf, "not finite"), (np.zeros((2, 52, 3)), "shape")]:
+        with pytest.raises(ValueError, match=message):
+            belief.sample_hidden(obs, 2, rng, model=Constant(out))
+        with pytest.raises(ValueError, match=message):
+            belief.samplers(np.stack([obs] * 3), model=Constant(out))
+    nan_obs = obs.copy()
+    nan_obs[-5] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        belief.probabilities(nan_obs, model="uniform")
+    with pytest.raises(ValueError, match="observation 1: .*NaN or infinity"):
+        belief.samplers(np.stack([obs, nan_obs]), model="uniform")
+
+
+def test_a_model_sure_of_everything_still_gives_exact_probabilities_and_deals(positions):
+    # logits of 1e8 one way or the other, and the shipped network at temperature 0.002: hands
+    # of the right sizes, cards only where allowed, probabilities that respect every constraint
+    from barbu_models.belief import BeliefModel
+
+    signs = np.random.default_rng(1).choice([-1e8, 1e8], size=(1, NUM_CARDS, 3))
+    sharp = BeliefModel(belief.load_model().net, 0.002)
+    for k, (obs, seat, hands) in enumerate(positions[::3]):
+        model = Constant(signs) if k % 3 == 0 else sharp
+        p = belief.probabilities(obs, model=model, seat=seat)
+        assert np.isfinite(p).all()
+        unseen = p.sum(axis=1) > 0
+        assert np.allclose(p.sum(axis=1)[unseen], 1)
+        held = np.array([sum(int(h) >> c & 1 for c in np.flatnonzero(unseen)) for h in hands])
+        assert np.allclose(p[unseen].sum(axis=0), held, atol=1e-6)
+        hidden = belief.sample_hidden(obs, 3, np.random.default_rng(2), model=model)
+        Positions.from_observation(obs).with_hidden(hidden, check=True)
+
+
+@pytest.mark.parametrize(
+    "model, message",
+    [
+        ("beleif", "no such file"),
+        ("", "no such file"),
+        ("UNIFORM", "no such file"),
+        (3, "a loaded model"),
+        (str(Path(__file__).parents[1] / "README.md"), "README.md is not a belief network checkpoint"),
+        ("tests", "no such file"),
+    ],
+)
+def test_a_model_that_is_not_a_model_is_refused_in_one_line(positions, model, message):
+    with pytest.raises(ValueError, match=message) as info:
+        belief.probabilities(positions[0][0], model=model)
+    assert "\n" not in str(info.value)
+
+
+def test_the_shipped_network_answers_to_belief_and_a_bad_checkpoint_is_named(positions, tmp_path):
+    import torch
+
+    obs = positions[5][0]
+    assert np.array_equal(belief.probabilities(obs, model="belief"), belief.probabilities(obs))
+    data = torch.load(belief.SHIPPED_MODEL, weights_only=True)
+    for key, value in [("temperature", 0.0), ("temperature", float("nan")), ("state_dict", {})]:
+        bad = tmp_path / f"bad_{key}.pt"
+        torch.save({**data, key: value}, bad)
+        with pytest.raises(ValueError, match="bad_") as info:
+            belief.load_model(bad)
+        assert "\n" not in str(info.value)
+    (tmp_path / "empty.pt").write_bytes(b"")
+    with pytest.raises(ValueError, match="empty.pt is not a belief network checkpoint"):
+        belief.load_model(tmp_path / "empty.pt")
+
+
+def test_sampler_arguments_are_checked(positions):
+    obs = positions[2][0]
+    sampler = belief.Sampler(obs, model="uniform")
+    assert sampler.draw(0, np.random.default_rng(0)).shape == (0, 3)
+    for rng in (None, 42, np.random.RandomState(0)):
+        with pytest.raises(ValueError, match="rng must be a numpy.random.Generator"):
+            sampler.draw(2, rng)
+    for passes in (-1, 1.5, None):
+        with pytest.raises(ValueError, match="passes must be"):
+            belief.Sampler(obs, model="uniform", passes=passes)
+    with pytest.raises(ValueError, match="seat must be"):
+        belief.probabilities(obs, model="uniform", seat=1.0)
+    with pytest.raises(ValueError, match=r"observations are float \[k, 1132\]"):
+        belief.samplers(obs, model="uniform")
+    assert belief.samplers(np.zeros((0, 1132)), model="uniform") == []

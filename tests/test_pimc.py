@@ -157,3 +157,27 @@ def test_a_tournament_of_belief_searches_on_worker_processes_finishes():
     done = subprocess.run(command, capture_output=True, text=True, timeout=90)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "worlds_from=belief" in done.stdout
+
+
+def test_worlds_from_takes_a_path_object_and_lists_of_observations_and_names_the_checkpoint(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    from barbu_env import belief
+
+    copy = tmp_path / "mine.pt"
+    shutil.copy(belief.SHIPPED_MODEL, copy)
+    agent = PimcAgent(worlds=2, worlds_from=Path(copy))
+    assert agent.name == "pimc2-heuristic-belief-mine" and agent.worlds_from == str(copy)
+    e = barbu_env.env()
+    e.reset(seed=4)
+    while True:  # to the first decision with a choice
+        observation = e.observe(e.agent_selection)
+        if observation["action_mask"].sum() > 1:
+            break
+        e.step(int(np.argmax(observation["action_mask"])))
+    action = agent.act_batch([observation["observation"]], [observation["action_mask"]])
+    assert observation["action_mask"][action[0]]
+    with pytest.raises(ValueError, match="README.md is not a belief network checkpoint") as info:
+        PimcAgent(worlds_from=str(Path(__file__).parents[1] / "README.md"))
+    assert "\n" not in str(info.value)

@@ -18,17 +18,20 @@ after it, here, without torch:
    cards left that may hold only three of the unseen cards must hold those three). The
    allowed cells are exactly those with a nonzero uniform marginal, computed by the dynamic
    program below; a position with no consistent deal (sizes that do not add up to the
-   unseen cards, a card every seat is excluded from, counts that cannot be met) raises
-   ``ValueError``.
-2. The network's logits are a correction to the logarithms of those uniform marginals:
-   from the softmax of their sum (0 on the cells not allowed; a network that outputs zeros
+   unseen cards, a card every seat is excluded from, counts that cannot be met), or an
+   observation with NaN or infinity, raises ``ValueError``.
+2. The network's logits are a correction to the logarithms of those uniform marginals
+   (clipped to ``CLIP`` nats either way; a model's output must be finite, of shape
+   [k, 52, 3]): from the softmax of their sum (0 on the cells not allowed; a network that outputs zeros
    gives the uniform marginals exactly), iterative proportional fitting (Sinkhorn's
    algorithm) rescales rows and columns in turn until every card's row sums to 1 and every
    seat's column sums to its number of unseen cards, to ``TOLERANCE`` (largest row or
-   column error; at most ``MAX_SINKHORN`` passes, then ``ValueError``). Fitting on the exact
-   support makes the fit converge geometrically (a strictly positive point of the support,
-   the uniform marginals, satisfies both sums); the result is the matrix with those sums
-   closest to the softmax in relative entropy.
+   column error). Fitting on the exact support makes the fit converge geometrically (a
+   strictly positive point of the support, the uniform marginals, satisfies both sums); the
+   result is the matrix with those sums closest to the softmax in relative entropy. The rate
+   can still be slow for a model near-certain of nearly every card: if ``MAX_SINKHORN``
+   passes do not reach the tolerance, the softmax is mixed with the uniform marginals
+   (``MIXES``: 1%, then 10%, 50%, all) and fitted again.
 
 ``probabilities(observation, model=None, seat=0)``: float64 [52, 4] by **absolute** seat, the
 observer at ``seat`` (an observation is relative to its observer and does not say where
@@ -36,7 +39,7 @@ the observer sits: ``seat`` does, as in ``Positions.from_observation``; 0 makes 
 and relative seats the same). Row c: the observer's own card 1 at ``seat``; a card played
 all zeros; an unseen card sums to 1 over the three other seats, 0 at the observer and where
 it is not allowed; each other seat's column sums to its number of cards. ``model``: None
-(the shipped network, loaded once), ``"uniform"`` (no network: the exact uniform marginals
+or ``"belief"`` (the shipped network, loaded once), ``"uniform"`` (no network: the exact uniform marginals
 of ``worlds.sample_worlds``' distribution), a path to a checkpoint of
 ``python -m barbu_training.belief``, or a loaded model (anything with ``logits(obs)``: float
 [n, 1132] -> [n, 52, 3] over relative seats 1, 2, 3, the correction of point 2).
@@ -92,14 +95,22 @@ NUM_OTHERS = NUM_PLAYERS - 1
 MAX_HAND = 13
 #: Largest row or column error at which Sinkhorn's fit stops.
 TOLERANCE = 1e-9
-#: Sinkhorn passes at most before a position is declared impossible to fit.
+#: Sinkhorn passes at most before the model's probabilities are mixed with the uniform marginals.
 MAX_SINKHORN = 10_000
+#: The shares of the uniform marginals mixed in, in turn, until the fit converges.
+MIXES = (0.0, 0.01, 0.1, 0.5, 1.0)
 #: Passes of iterative proportional fitting of the sampler's weights to the model's marginals.
 FIT_PASSES = 10
 #: The shipped network (``docs/belief.md``) and its model card ``belief.md``.
 SHIPPED_MODEL = Path(__file__).parent / "pretrained" / "belief.pt"
 #: ``model="uniform"``: no network, the exact uniform marginals.
 UNIFORM = "uniform"
+#: ``model="belief"``: the shipped network, by name (as ``pimc:worlds_from=belief``).
+SHIPPED = "belief"
+#: The network's correction is clipped to this many nats either way: a cell's odds move at
+#: most ``exp(2 * CLIP)`` from the uniform marginals' (the shipped network stays within 5), so
+#: that the fit converges whatever a model outputs.
+CLIP = 10.0
 
 _HAND_ROW = OFFSETS["hand"][0] // NUM_CARDS
 _PLAYED_ROW = OFFSETS["played"][0] // NUM_CARDS
@@ -277,6 +288,8 @@ class _Hidden:
         obs = np.asarray(observation, dtype=np.float32)
         if obs.shape != (OBS_DIM,):
             raise ValueError(f"an observation is float[{OBS_DIM}], not shape {obs.shape}")
+        if not np.isfinite(obs).all():
+            raise ValueError("an observation holds only finite numbers: this one has NaN or infinity")
         rows = card_sets(obs[: NUM_CARD_ROWS * NUM_CARDS].reshape(NUM_CARD_ROWS, NUM_CARDS)).tolist()
         self.hand = rows[_HAND_ROW]
         seen = self.hand
@@ -324,15 +337,17 @@ class _Hidden:
         support = uniform > 0
         # the network's correction to the uniform marginals' logarithms (module docstring)
         if logits is None:
-            logits = model.logits(self.obs[None])[0]
-        logits = np.asarray(logits, dtype=np.float64)[self.cards]  # [m, 3]
+            logits = _logits(model, self.obs[None])[0]
+        logits = np.clip(np.asarray(logits, dtype=np.float64)[self.cards], -CLIP, CLIP)  # [m, 3]
         logits = np.where(support, logits + np.log(np.where(support, uniform, 1.0)), -np.inf)
         p = np.exp(logits - logits.max(axis=1, keepdims=True))
         p /= p.sum(axis=1, keepdims=True)
         p = np.where(support, np.maximum(p, 1e-300), 0.0)  # a cell the network rules out stays possible
-        if _sinkhorn(p, self.sizes.astype(np.float64), TOLERANCE, MAX_SINKHORN) < 0:
-            raise ValueError(f"the probabilities could not be fitted to the constraints in {MAX_SINKHORN} passes")
-        return p
+        for mix in MIXES:  # the uniform marginals meet the sums exactly: mixing them in converges
+            q = p if mix == 0 else (1 - mix) * p + mix * uniform
+            if _sinkhorn(q, self.sizes.astype(np.float64), TOLERANCE, MAX_SINKHORN) >= 0:
+                return q
+        raise AssertionError("the uniform marginals meet every constraint")  # never: MIXES ends at 1
 
     def weights(
         self, model: Any, passes: int = FIT_PASSES, logits: np.ndarray | None = None
@@ -355,7 +370,7 @@ class _Hidden:
             trial = w * ratio**step
             trial /= trial.max(axis=1, keepdims=True)
             trial_table, trial_marginals = self.tables(trial)
-            trial_gap = np.abs(trial_marginals - p).sum()
+            trial_gap = np.inf if trial_marginals is None else np.abs(trial_marginals - p).sum()
             if trial_gap < gap:
                 w, table, marginals, gap, step = trial, trial_table, trial_marginals, trial_gap, min(1.0, 2 * step)
             else:
@@ -391,10 +406,50 @@ def _is_uniform(model: Any) -> bool:
 
 
 def _model(model: Any) -> Any:
-    """``model`` as ``_Hidden`` takes it: a loaded network, or ``UNIFORM``."""
-    if model is None or isinstance(model, (str, Path)) and not _is_uniform(model):
+    """``model`` as ``_Hidden`` takes it: a loaded network, or ``UNIFORM``; ValueError in one
+    line for anything else than the module docstring's choices."""
+    if model is None or isinstance(model, str) and model == SHIPPED:
+        return load_model(None)
+    if _is_uniform(model):
+        return model
+    if isinstance(model, (str, Path)):
+        if not Path(model).is_file():
+            raise ValueError(
+                f"model must be None or 'belief' (the shipped network), 'uniform', a belief checkpoint file "
+                f"or a loaded model, not {str(model)!r} (no such file)"
+            )
         return load_model(model)
+    if not callable(getattr(model, "logits", None)):
+        raise ValueError(
+            f"model must be None or 'belief' (the shipped network), 'uniform', a belief checkpoint file "
+            f"or a loaded model (with logits(obs)), not {model!r}"
+        )
     return model
+
+
+def _logits(model: Any, obs: np.ndarray) -> np.ndarray:
+    """The model's output for observations [k, 1132], checked: finite float [k, 52, 3]."""
+    out = np.asarray(model.logits(obs), dtype=np.float64)
+    if out.shape != (len(obs), NUM_CARDS, NUM_OTHERS):
+        raise ValueError(
+            f"the belief model gave logits of shape {out.shape} for {len(obs)} observations, "
+            f"not ({len(obs)}, {NUM_CARDS}, {NUM_OTHERS})"
+        )
+    if not np.isfinite(out).all():
+        raise ValueError("the belief model gave logits that are not finite (NaN or infinity)")
+    return out
+
+
+def _check_passes(passes: int) -> int:
+    if isinstance(passes, bool) or not isinstance(passes, (int, np.integer)) or passes < 0:
+        raise ValueError(f"passes must be an int >= 0, not {passes!r}")
+    return int(passes)
+
+
+def _check_rng(rng: Any) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), not {rng!r}")
+    return rng
 
 
 def _absolute(rel: np.ndarray, seat: int) -> np.ndarray:
@@ -403,7 +458,7 @@ def _absolute(rel: np.ndarray, seat: int) -> np.ndarray:
 
 
 def _check_seat(seat: int) -> int:
-    if isinstance(seat, bool) or seat not in range(NUM_PLAYERS):
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or seat not in range(NUM_PLAYERS):
         raise ValueError(f"seat must be 0-3, not {seat!r}")
     return int(seat)
 
@@ -433,35 +488,62 @@ def sample_hidden(
 def _draw(h: _Hidden, n: int, rng: np.random.Generator, model: Any, passes: int) -> np.ndarray:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n must be an int >= 0, not {n!r}")
-    return Sampler(h, _model(model), passes).draw(n, rng)
+    _check_rng(rng)
+    return Sampler._of(h, _model(model), _check_passes(passes)).draw(n, rng)
 
 
 class Sampler:
     """Deals of one observation's hidden cards, drawn as ``sample_hidden`` draws them, the
-    weights fitted once: ``draw(n, rng)`` returns uint64 [n, 3] (relative seats 1, 2, 3) and
-    may be called any number of times (a search that samples its worlds in rounds)."""
+    weights fitted once: ``Sampler(observation, model=None, passes=FIT_PASSES)``, then
+    ``draw(n, rng)`` (uint64 [n, 3], relative seats 1, 2, 3) any number of times (a search
+    that samples its worlds in rounds). ``samplers`` makes many, the network asked once."""
 
-    def __init__(self, hidden: _Hidden, model: Any, passes: int, logits: np.ndarray | None = None):
+    def __init__(self, observation: np.ndarray, model: Any = None, passes: int = FIT_PASSES):
+        self._set(_Hidden(observation), _model(model), _check_passes(passes), None)
+
+    @classmethod
+    def _of(cls, hidden: _Hidden, model: Any, passes: int, logits: np.ndarray | None = None) -> Sampler:
+        sampler = cls.__new__(cls)
+        sampler._set(hidden, model, passes, logits)
+        return sampler
+
+    def _set(self, hidden: _Hidden, model: Any, passes: int, logits: np.ndarray | None) -> None:
         self._h = hidden
         self._w, self._table = hidden.weights(model, passes, logits)
 
     def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` deals (uint64 [n, 3]); deterministic for the state of ``rng``."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"n must be an int >= 0, not {n!r}")
+        uniforms = _check_rng(rng).random((int(n), len(self._h.cards)))
         out = np.zeros((int(n), NUM_OTHERS), dtype=np.uint64)
-        _sample(self._w, self._h.sizes, self._table, self._h.cards, rng.random((int(n), len(self._h.cards))), out)
+        _sample(self._w, self._h.sizes, self._table, self._h.cards, uniforms, out)
         return out
 
 
 def samplers(observations: np.ndarray, model: Any = None, passes: int = FIT_PASSES) -> list[Sampler]:
     """One ``Sampler`` per observation (float [k, 1132]), the network asked once for all of
-    them. ValueError if an observation has no consistent deal."""
-    model = _model(model)
-    hidden = [_Hidden(obs) for obs in observations]
-    if _is_uniform(model) or not hidden:
-        return [Sampler(h, model, passes) for h in hidden]
-    logits = np.asarray(model.logits(np.stack([h.obs for h in hidden])))
-    return [Sampler(h, model, passes, out) for h, out in zip(hidden, logits)]
+    them. ValueError, naming the row, if an observation has no consistent deal."""
+    observations = np.asarray(observations, dtype=np.float32)
+    if observations.size == 0:
+        return []
+    if observations.ndim != 2 or observations.shape[1] != OBS_DIM:
+        raise ValueError(f"observations are float [k, {OBS_DIM}], not shape {observations.shape}")
+    model, passes = _model(model), _check_passes(passes)
+    hidden = []
+    for i, obs in enumerate(observations):
+        try:
+            hidden.append(_Hidden(obs))
+        except ValueError as e:
+            raise ValueError(f"observation {i}: {e}") from None
+    logits = [None] * len(hidden) if _is_uniform(model) else _logits(model, observations)
+    out = []
+    for i, (h, row) in enumerate(zip(hidden, logits)):
+        try:
+            out.append(Sampler._of(h, model, passes, row))
+        except ValueError as e:
+            raise ValueError(f"observation {i}: {e}") from None
+    return out
 
 
 def sample_deals(
@@ -482,7 +564,7 @@ def sampler_marginals(observation: np.ndarray, model: Any = None, passes: int = 
     not unseen) of the deals ``sample_hidden`` draws with ``passes`` passes of fitting: the
     model's ``probabilities`` up to the fit's remaining gap (``docs/belief.md`` measures it)."""
     h = _Hidden(observation)
-    w, _ = h.weights(_model(model), passes)
+    w, _ = h.weights(_model(model), _check_passes(passes))
     out = np.zeros((NUM_CARDS, NUM_OTHERS))
     out[h.cards] = h.tables(w)[1]
     return out
@@ -495,8 +577,8 @@ def exact_marginals(observation: np.ndarray, weights: np.ndarray) -> np.ndarray:
     excluded cells count as 0). ValueError if no deal has a positive weight."""
     h = _Hidden(observation)
     w = np.asarray(weights, dtype=np.float64)
-    if w.shape != (NUM_CARDS, NUM_OTHERS) or (w < 0).any():
-        raise ValueError(f"weights are nonnegative float [52, 3], not shape {w.shape}")
+    if w.shape != (NUM_CARDS, NUM_OTHERS) or not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError(f"weights are finite nonnegative float [52, 3] (these: shape {w.shape})")
     _, marginals = h.tables(np.where(h.allowed, w[h.cards], 0.0))
     if marginals is None:
         raise ValueError("no consistent deal has a positive weight")
@@ -506,7 +588,9 @@ def exact_marginals(observation: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 
 __all__ = [
+    "CLIP",
     "FIT_PASSES",
+    "SHIPPED",
     "SHIPPED_MODEL",
     "Sampler",
     "TOLERANCE",

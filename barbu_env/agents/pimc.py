@@ -76,7 +76,7 @@ from ..game.vector import VectorBarbu
 from ..game.worlds import sample_worlds
 from ..util.argtypes import AGENT_PARAMS
 from .base import Agent
-from .belief import UNIFORM, load_model, samplers
+from .belief import SHIPPED, UNIFORM, load_model, samplers
 from .registry import agent_takes, make_agent, register
 
 #: Worlds per decision by default: the strength and speed table in the README (8, 16, 32, 64
@@ -143,6 +143,7 @@ class PimcAgent(Agent):
             raise ValueError(f"pimc: rollout must be another agent's spec, not {rollout!r}")
         if prior is not None and (not isinstance(prior, str) or prior.split(":")[0] in _SEARCHES):
             raise ValueError(f"pimc: prior must be a trained policy's spec, not {prior!r}")
+        worlds_from = str(worlds_from) if isinstance(worlds_from, Path) else worlds_from
         self.belief_model = _belief_model(worlds_from)  # the network loaded once, before any search
         self.worlds_from = worlds_from
         self.rules = load_rules(rules)
@@ -163,7 +164,7 @@ class PimcAgent(Agent):
                 raise ValueError(f"pimc: the prior {prior!r} gives no action probabilities (a trained policy does)")
         self.name = "pimc" if (worlds, rollout) == (DEFAULT_WORLDS, "heuristic") else f"pimc{worlds}-{rollout}"
         self.name += "" if prior is None else "-prior"
-        self.name += "" if worlds_from == UNIFORM else "-belief"
+        self.name += _belief_suffix(worlds_from)
         self.batch_key: Hashable = (
             "pimc",
             self.rules,
@@ -210,6 +211,7 @@ class PimcAgent(Agent):
         ``certain=1`` searches them all), and the other rows search only the prior's top
         actions (``prior_actions``) but for the declarer's choices (``FULL_SEARCH_PHASES``)."""
         lead = self
+        observations = np.asarray(observations, dtype=np.float32)
         instances = [self] * len(observations) if instances is None else instances
         masks = np.asarray(masks).astype(bool)
         rows = [i for i in range(len(instances)) if masks[i].sum() > 1]
@@ -328,24 +330,29 @@ def guided_pimc(
     )
     defaults = (worlds, rollout, prior, cover, certain) == (DEFAULT_WORLDS, GUIDE, None, DEFAULT_COVER, DEFAULT_CERTAIN)
     agent.name = "pimc-ppo" if defaults else f"pimc-ppo{worlds}-{rollout}"
-    agent.name += "" if worlds_from == UNIFORM else "-belief"
+    agent.name += _belief_suffix(agent.worlds_from)
     return agent
 
 
 def _belief_model(worlds_from: str):
     """The belief network ``worlds_from`` names (None for ``"uniform"``): ``"belief"`` the
-    shipped one, else a checkpoint of ``python -m barbu_training.belief``."""
-    if (
-        not isinstance(worlds_from, str)
-        or worlds_from != UNIFORM
-        and not (worlds_from == "belief" or Path(worlds_from).is_file())
-    ):
+    shipped one, else a checkpoint of ``python -m barbu_training.belief`` (ValueError in one
+    line if the file is not one)."""
+    if not isinstance(worlds_from, str) or worlds_from not in (UNIFORM, SHIPPED) and not Path(worlds_from).is_file():
         raise ValueError(
             f"pimc: worlds_from must be 'uniform', 'belief' or a belief network's checkpoint file, not {worlds_from!r}"
         )
     if worlds_from == UNIFORM:
         return None
-    return load_model(None if worlds_from == "belief" else worlds_from)
+    return load_model(None if worlds_from == SHIPPED else worlds_from)
+
+
+def _belief_suffix(worlds_from: str) -> str:
+    """What ``worlds_from`` adds to the agent's name: nothing, ``-belief`` (the shipped
+    network) or ``-belief-<file stem>``."""
+    if worlds_from == UNIFORM:
+        return ""
+    return "-belief" if worlds_from == SHIPPED else f"-belief-{Path(worlds_from).stem}"
 
 
 def prior_actions(probs: np.ndarray, legal: np.ndarray, cover: float) -> np.ndarray:

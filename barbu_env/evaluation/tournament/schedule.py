@@ -138,14 +138,20 @@ def agent_labels(specs: Sequence[str]) -> tuple[list[str], list[str]]:
     labelled by its file name; a spec given more than once is numbered; the opt-in to load
     a pickled file (``trust=true``) is not shown.
 
+    A path among a registered agent's parameters is shown whole.
+
     >>> agent_labels(["heuristic", "random", "random", "runs/a/model.zip:trust=true"])
     (['heuristic', 'random', 'random', 'model.zip'], ['heuristic', 'random#1', 'random#2', 'model.zip'])
+    >>> agent_labels(["runs/a/best.pt:device=cpu", "pimc:worlds=4,worlds_from=b/belief.pt"])[0]
+    ['best.pt:device=cpu', 'pimc:worlds=4,worlds_from=b/belief.pt']
     """
     names: dict[str, str] = {}
     for spec in specs:
         if spec not in names:
             shown = spec_without(spec, "trust")
-            short = Path(shown).name if ("/" in shown or os.sep in shown) else shown
+            # a file's path (which may hold a colon), or the name before the parameters
+            head, colon, rest = (shown, "", "") if Path(shown).exists() else shown.partition(":")
+            short = Path(head).name + colon + rest if ("/" in head or os.sep in head) else shown
             names[spec] = next(n for n in (short, shown, spec) if n == spec or n not in names.values())
     entry = [names[s] for s in specs]
     counts = {s: specs.count(s) for s in specs}
