@@ -9,32 +9,5 @@
 torch needed), ``"uniform"``, a checkpoint path, or a loaded model (``load_model``).
 """
 
-from .agents.belief import (
-    FIT_PASSES,
-    SHIPPED_MODEL,
-    TOLERANCE,
-    UNIFORM,
-    Sampler,
-    exact_marginals,
-    load_model,
-    probabilities,
-    sample_deals,
-    sample_hidden,
-    sampler_marginals,
-    samplers,
-)
-
-__all__ = [
-    "FIT_PASSES",
-    "SHIPPED_MODEL",
-    "TOLERANCE",
-    "UNIFORM",
-    "Sampler",
-    "exact_marginals",
-    "load_model",
-    "probabilities",
-    "sample_deals",
-    "sample_hidden",
-    "sampler_marginals",
-    "samplers",
-]
+from .agents.belief import *  # noqa: F403  (the names of its __all__)
+from .agents.belief import __all__  # noqa: F401
