@@ -89,10 +89,14 @@ class BeliefModel:
 
     def __init__(self, net: BeliefNet, temperature: float = 1.0, meta: dict[str, Any] | None = None):
         self.net = net.eval()
-        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 < temperature < np.inf:
-            raise ValueError(f"a belief model's temperature is a finite number above 0, not {temperature!r}")
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 1e-3 <= temperature <= 1e3:
+            raise ValueError(f"a belief model's temperature is a number from 0.001 to 1000, not {temperature!r}")
         self.temperature = float(temperature)
         self.meta = dict(meta or {})
+        self.source = ""
+
+    def __repr__(self) -> str:
+        return f"BeliefModel({self.source or 'in memory'})"
 
     @torch.no_grad()
     def logits(self, obs: np.ndarray) -> np.ndarray:
@@ -128,14 +132,23 @@ class BeliefModel:
             raise ValueError(f"{path} is not a belief network checkpoint")
         if data.get("obs_layout") != OBS_LAYOUT:
             raise ValueError(f"{path} reads observation layout {data.get('obs_layout')}, not {OBS_LAYOUT}")
-        try:
-            net = BeliefNet(BeliefConfig(**data["config"]))
-            net.load_state_dict(data["state_dict"])
-            return cls(net, data["temperature"], data.get("meta"))
-        except (KeyError, TypeError, ValueError, RuntimeError) as e:
+        config = data.get("config")
+        if not isinstance(config, dict) or config.get("obs_dim", OBS_DIM) != OBS_DIM:
             raise ValueError(
-                f"{path} is a damaged belief network checkpoint ({type(e).__name__}: {e})".splitlines()[0]
-            ) from None
+                f"{path} is a damaged belief network checkpoint: its network reads "
+                f"{config.get('obs_dim') if isinstance(config, dict) else '?'} values, an observation has {OBS_DIM}"
+            )
+        try:
+            net = BeliefNet(BeliefConfig(**config))
+            net.load_state_dict(data["state_dict"])
+            model = cls(net, data["temperature"], data.get("meta"))
+        except (KeyError, TypeError, ValueError, RuntimeError) as e:
+            why = " ".join(f"{type(e).__name__}: {e}".split())
+            raise ValueError(f"{path} is a damaged belief network checkpoint ({why[:300]})") from None
+        if not all(torch.isfinite(t).all() for t in net.state_dict().values()):
+            raise ValueError(f"{path} is a damaged belief network checkpoint: its weights hold NaN or infinity")
+        model.source = str(path)
+        return model
 
 
 def load_for_inference(path: str | Path) -> BeliefModel:

@@ -357,12 +357,12 @@ def test_a_model_sure_of_everything_still_gives_exact_probabilities_and_deals(po
 @pytest.mark.parametrize(
     "model, message",
     [
-        ("beleif", "no such file"),
-        ("", "no such file"),
-        ("UNIFORM", "no such file"),
+        ("beleif", "not a file"),
+        ("", "not a file"),
+        ("UNIFORM", "not a file"),
         (3, "a loaded model"),
         (str(Path(__file__).parents[1] / "README.md"), "README.md is not a belief network checkpoint"),
-        ("tests", "no such file"),
+        ("tests", "not a file"),
     ],
 )
 def test_a_model_that_is_not_a_model_is_refused_in_one_line(positions, model, message):
@@ -403,3 +403,52 @@ def test_sampler_arguments_are_checked(positions):
     with pytest.raises(ValueError, match=r"observations are float \[k, 1132\]"):
         belief.samplers(obs, model="uniform")
     assert belief.samplers(np.zeros((0, 1132)), model="uniform") == []
+
+
+def test_exact_marginals_do_not_change_when_a_seat_or_a_card_is_weighted_by_any_factor(positions):
+    obs = positions[0][0]
+    uniform = belief.exact_marginals(obs, np.ones((NUM_CARDS, 3)))
+    for factor in (1e-26, 1e24, 1e300):
+        w = np.ones((NUM_CARDS, 3))
+        w[:, 0] = factor
+        assert np.allclose(belief.exact_marginals(obs, w), uniform)
+        assert np.allclose(belief.exact_marginals(obs, np.full((NUM_CARDS, 3), factor)), uniform)
+    with pytest.raises(ValueError, match="NaN, infinity or a negative"):
+        belief.exact_marginals(obs, -np.ones((NUM_CARDS, 3)))
+
+
+def test_checkpoints_a_network_cannot_answer_from_are_refused_at_load(tmp_path):
+    import torch
+
+    from barbu_models.belief import BeliefConfig, BeliefModel, BeliefNet
+
+    data = torch.load(belief.SHIPPED_MODEL, weights_only=True)
+    narrow = BeliefModel(BeliefNet(BeliefConfig(obs_dim=100, hidden=8)))
+    narrow.save(tmp_path / "narrow.pt")
+    nan = {k: torch.full_like(v, float("nan")) for k, v in data["state_dict"].items()}
+    torch.save({**data, "state_dict": nan}, tmp_path / "nan.pt")
+    torch.save({**data, "temperature": 1e-40}, tmp_path / "cold.pt")
+    for name, message in [("narrow", "reads 100 values"), ("nan", "NaN or infinity"), ("cold", "temperature")]:
+        with pytest.raises(ValueError, match=message) as info:
+            belief.load_model(tmp_path / f"{name}.pt")
+        assert "\n" not in str(info.value)
+    assert repr(belief.load_model()) == f"BeliefModel({belief.SHIPPED_MODEL.resolve()})"
+
+
+def test_observations_that_contradict_themselves_are_refused(positions):
+    obs, _, _ = next(p for p in positions if decode(p[0])["played"].sum() > 0)
+    with pytest.raises(ValueError, match="observation\\['observation'\\]"):
+        belief.probabilities({"observation": obs, "action_mask": np.ones(85)}, model="uniform")
+    fields = decode(obs)
+    held = np.flatnonzero(fields["hand"])[0]
+    both = obs.copy()
+    both[OFFSETS["played"][0] + held] = 1  # a card in the hand and in the first seat's played row
+    with pytest.raises(ValueError, match="both held and played"):
+        belief.probabilities(both, model="uniform")
+    short = obs.copy()
+    short[OFFSETS["cards_left"][0]] -= 1 / 13  # the observer's count no longer matches its hand
+    short[OFFSETS["cards_left"][0] + 1] += 1 / 13
+    with pytest.raises(ValueError, match="the observer holds"):
+        belief.probabilities(short, model="uniform")
+    with pytest.raises(ValueError, match="passes must be an int from 0 to 1000"):
+        belief.Sampler(obs, model="uniform", passes=10**9)

@@ -181,3 +181,8 @@ def test_worlds_from_takes_a_path_object_and_lists_of_observations_and_names_the
     with pytest.raises(ValueError, match="README.md is not a belief network checkpoint") as info:
         PimcAgent(worlds_from=str(Path(__file__).parents[1] / "README.md"))
     assert "\n" not in str(info.value)
+
+
+def test_the_guided_search_refuses_under_its_own_name():
+    with pytest.raises(ValueError, match="^pimc-ppo: worlds_from must be"):
+        make_agent("pimc-ppo", worlds_from="Belief")

@@ -101,6 +101,8 @@ MAX_SINKHORN = 10_000
 MIXES = (0.0, 0.01, 0.1, 0.5, 1.0)
 #: Passes of iterative proportional fitting of the sampler's weights to the model's marginals.
 FIT_PASSES = 10
+#: The most passes a caller may ask for (each about 20 microseconds).
+MAX_PASSES = 1000
 #: The shipped network (``docs/belief.md``) and its model card ``belief.md``.
 SHIPPED_MODEL = Path(__file__).parent / "pretrained" / "belief.pt"
 #: ``model="uniform"``: no network, the exact uniform marginals.
@@ -285,7 +287,12 @@ class _Hidden:
     [m, 3] (not excluded), ``hand`` the observer's cards (a set)."""
 
     def __init__(self, observation: np.ndarray):
-        obs = np.asarray(observation, dtype=np.float32)
+        if isinstance(observation, dict):
+            raise ValueError("give the observation array (the environment's observation['observation']), not the dict")
+        try:
+            obs = np.asarray(observation, dtype=np.float32)
+        except (TypeError, ValueError, RuntimeError) as e:
+            raise ValueError(f"an observation is float[{OBS_DIM}], not {type(observation).__name__} ({e})") from None
         if obs.shape != (OBS_DIM,):
             raise ValueError(f"an observation is float[{OBS_DIM}], not shape {obs.shape}")
         if not np.isfinite(obs).all():
@@ -294,10 +301,17 @@ class _Hidden:
         self.hand = rows[_HAND_ROW]
         seen = self.hand
         for r in range(NUM_PLAYERS):
+            if seen & rows[_PLAYED_ROW + r]:
+                raise ValueError("inconsistent observation: a card is both held and played, or played twice")
             seen |= rows[_PLAYED_ROW + r]
         self.cards = np.array([c for c in range(NUM_CARDS) if not seen >> c & 1], dtype=np.int64)
         left = np.round(obs[_LEFT : _LEFT + NUM_PLAYERS].astype(np.float64) * MAX_HAND).astype(np.int64)
         self.sizes = left[1:].copy()
+        if left[0] != self.hand.bit_count():
+            raise ValueError(
+                f"inconsistent observation: the observer holds {self.hand.bit_count()} cards, "
+                f"but its count of cards left says {left[0]}"
+            )
         if (self.sizes < 0).any() or (self.sizes > MAX_HAND).any() or self.sizes.sum() != len(self.cards):
             raise ValueError(
                 f"inconsistent observation: the other seats hold {self.sizes.tolist()} cards, "
@@ -387,7 +401,7 @@ def load_model(path: str | Path | None = None) -> Any:
     """The belief network in ``path`` (a checkpoint of ``python -m barbu_training.belief``;
     None: the shipped one), loaded once per path and kept; it needs torch (the ``train``
     extra: without it, a one-line ``MissingExtraError``)."""
-    path = Path(SHIPPED_MODEL if path is None else path).resolve()
+    path = Path(SHIPPED_MODEL if path is None or path == SHIPPED else path).resolve()
     key = str(path)
     if key not in _CACHE:
         require("torch", "train", "the belief network")
@@ -416,7 +430,7 @@ def _model(model: Any) -> Any:
         if not Path(model).is_file():
             raise ValueError(
                 f"model must be None or 'belief' (the shipped network), 'uniform', a belief checkpoint file "
-                f"or a loaded model, not {str(model)!r} (no such file)"
+                f"or a loaded model, not {str(model)!r} (not a file)"
             )
         return load_model(model)
     if not callable(getattr(model, "logits", None)):
@@ -429,20 +443,23 @@ def _model(model: Any) -> Any:
 
 def _logits(model: Any, obs: np.ndarray) -> np.ndarray:
     """The model's output for observations [k, 1132], checked: finite float [k, 52, 3]."""
-    out = np.asarray(model.logits(obs), dtype=np.float64)
+    try:
+        out = np.asarray(model.logits(obs), dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"the belief model {model!r} gave logits that are not an array of numbers ({e})") from None
     if out.shape != (len(obs), NUM_CARDS, NUM_OTHERS):
         raise ValueError(
             f"the belief model gave logits of shape {out.shape} for {len(obs)} observations, "
             f"not ({len(obs)}, {NUM_CARDS}, {NUM_OTHERS})"
         )
     if not np.isfinite(out).all():
-        raise ValueError("the belief model gave logits that are not finite (NaN or infinity)")
+        raise ValueError(f"the belief model {model!r} gave logits that are not finite (NaN or infinity)")
     return out
 
 
 def _check_passes(passes: int) -> int:
-    if isinstance(passes, bool) or not isinstance(passes, (int, np.integer)) or passes < 0:
-        raise ValueError(f"passes must be an int >= 0, not {passes!r}")
+    if isinstance(passes, bool) or not isinstance(passes, (int, np.integer)) or not 0 <= passes <= MAX_PASSES:
+        raise ValueError(f"passes must be an int from 0 to {MAX_PASSES}, not {passes!r}")
     return int(passes)
 
 
@@ -577,9 +594,17 @@ def exact_marginals(observation: np.ndarray, weights: np.ndarray) -> np.ndarray:
     excluded cells count as 0). ValueError if no deal has a positive weight."""
     h = _Hidden(observation)
     w = np.asarray(weights, dtype=np.float64)
-    if w.shape != (NUM_CARDS, NUM_OTHERS) or not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError(f"weights are finite nonnegative float [52, 3] (these: shape {w.shape})")
-    _, marginals = h.tables(np.where(h.allowed, w[h.cards], 0.0))
+    if w.shape != (NUM_CARDS, NUM_OTHERS):
+        raise ValueError(f"weights are float [52, 3], not shape {w.shape}")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("weights are finite and nonnegative: these have NaN, infinity or a negative number")
+    w = np.where(h.allowed, w[h.cards], 0.0)
+    # Scaling a seat's column or a card's row changes no deal's share: both are scaled to a
+    # largest entry of 1 first, so that the tables neither overflow nor underflow.
+    for axis in (0, 1):
+        top = w.max(axis=axis, keepdims=True)
+        w = w / np.where(top > 0, top, 1.0)
+    _, marginals = h.tables(w)
     if marginals is None:
         raise ValueError("no consistent deal has a positive weight")
     out = np.zeros((NUM_CARDS, NUM_OTHERS))
