@@ -463,6 +463,12 @@ def _check_passes(passes: int) -> int:
     return int(passes)
 
 
+def _check_n(n: int) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n must be an int >= 0, not {n!r}")
+    return int(n)
+
+
 def _check_rng(rng: Any) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), not {rng!r}")
@@ -503,8 +509,7 @@ def sample_hidden(
 
 
 def _draw(h: _Hidden, n: int, rng: np.random.Generator, model: Any, passes: int) -> np.ndarray:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"n must be an int >= 0, not {n!r}")
+    _check_n(n)  # both before the fit
     _check_rng(rng)
     return Sampler._of(h, _model(model), _check_passes(passes)).draw(n, rng)
 
@@ -530,10 +535,9 @@ class Sampler:
 
     def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` deals (uint64 [n, 3]); deterministic for the state of ``rng``."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"n must be an int >= 0, not {n!r}")
-        uniforms = _check_rng(rng).random((int(n), len(self._h.cards)))
-        out = np.zeros((int(n), NUM_OTHERS), dtype=np.uint64)
+        n = _check_n(n)
+        uniforms = _check_rng(rng).random((n, len(self._h.cards)))
+        out = np.zeros((n, NUM_OTHERS), dtype=np.uint64)
         _sample(self._w, self._h.sizes, self._table, self._h.cards, uniforms, out)
         return out
 

@@ -248,13 +248,13 @@ class PimcAgent(Agent):
             n = lead.worlds - done if lead.time_limit is None else min(ROUND_WORLDS, lead.worlds - done)
             hidden = {}
             for i in rows:
-                base = bases[i]
                 if drawers is not None:
                     hidden[i] = drawers[i].draw(n, instances[i].rng)
-                    continue
-                hidden[i] = sample_worlds(
-                    int(base.unknown_cards[0]), base.sizes[0, 1:], base.excluded[0, 1:], n, instances[i].rng
-                )
+                else:
+                    base = bases[i]
+                    hidden[i] = sample_worlds(
+                        int(base.unknown_cards[0]), base.sizes[0, 1:], base.excluded[0, 1:], n, instances[i].rng
+                    )
             part = max(1, ROUND_SLOTS // per_world)
             for lo in range(0, n, part):
                 m = min(n, lo + part) - lo
