@@ -62,6 +62,9 @@ class PolicyConfig:
     state_dim: int = 0
     """Length of the privileged critic input: ``obs_dim`` plus 52 per hidden hand (0: the
     value head reads the policy's trunk)."""
+    hands_head: int = 0
+    """1: a head on the policy's trunk with logits ``[B, 3, 52]``, for each card which of the
+    other three seats (relative seats 1, 2, 3) holds it (``BarbuActorCritic.hands``); 0: none."""
     obs_layout: int = 2
     """The observation layout the network reads (``barbu_env.game.observation.OBS_LAYOUT``;
     checkpoints saved before layouts were numbered read layout 1). A checkpoint of another
@@ -152,6 +155,8 @@ class BarbuActorCritic(nn.Module):
             layers += [layer_init(nn.Linear(trunk_in if i == 0 else c.hidden, c.hidden)), nn.ReLU()]
         self.trunk = nn.Sequential(*layers)
         self.policy_head = layer_init(nn.Linear(c.hidden, c.num_actions), std=0.01)
+        if c.hands_head:
+            self.hands_head = layer_init(nn.Linear(c.hidden, 3 * NUM_CARDS), std=0.01)
         if c.state_dim:
             self.hidden_rows = (c.state_dim - c.obs_dim) // NUM_CARDS
             self.critic_cards = CardRowEncoder(c.card_rows + self.hidden_rows, c.card_embed)
@@ -177,14 +182,63 @@ class BarbuActorCritic(nn.Module):
     def forward(self, obs: torch.Tensor, state: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """(logits [B, 85], value [B]); ``state`` is the privileged view when the config
         has a ``state_dim``."""
+        logits, value, _ = self.heads(obs, state, hands=False)
+        return logits, value
+
+    def heads(
+        self, obs: torch.Tensor, state: torch.Tensor | None = None, hands: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """(logits [B, 85], value [B], hands [B, 3, 52] or None): ``forward`` and, with
+        ``hands`` and a ``hands_head``, the hidden hands' logits from the same trunk."""
         h = self.features(obs)
         value = self.critic(self.critic_features(state) if self.config.state_dim else h).squeeze(-1)
-        return self.policy_head(h), value
+        where = self.hands_head(h).view(-1, 3, NUM_CARDS) if hands and self.config.hands_head else None
+        return self.policy_head(h), value, where
 
     def distribution(self, obs: torch.Tensor, mask: torch.Tensor) -> MaskedCategorical:
         """The masked policy (acting needs no critic: ``barbu_training.policy_agent.PolicyAgent``
         plays a network as an agent)."""
         return MaskedCategorical(self.policy_head(self.features(obs)), mask)
+
+
+def hands_loss(logits: torch.Tensor, hands: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The hands head's loss and accuracy: ``logits`` ``[B, 3, 52]`` against the other
+    three hands ``hands`` (0/1, ``[B, 3, 52]``, relative seats 1-3: the privileged view's
+    last rows). Over the cards some other seat holds (those the observer cannot see; a card
+    already played or in its own hand has no answer and counts for nothing), the mean
+    cross-entropy of the seat that holds it, and the share where the most likely seat is
+    that one. Positions where every other hand is empty count for nothing (both 0 if there
+    are none).
+
+    >>> hands = torch.zeros(1, 3, NUM_CARDS)
+    >>> hands[0, 0, 5] = hands[0, 2, 7] = 1
+    >>> logits = torch.zeros(1, 3, NUM_CARDS)
+    >>> logits[0, 0, 5] = logits[0, 0, 7] = 10.0
+    >>> [round(x.item(), 4) for x in hands_loss(logits, hands)]
+    [5.0, 0.5]
+    """
+    held = hands.sum(1) > 0  # [B, 52]: cards an other seat holds
+    if not held.any():
+        zero = logits.sum() * 0.0
+        return zero, zero.detach()
+    logp = torch.log_softmax(logits.float(), dim=1)  # over the three seats
+    who = hands.argmax(1)  # [B, 52]
+    picked = logp.gather(1, who.unsqueeze(1)).squeeze(1)  # [B, 52]
+    loss = -picked[held].mean()
+    accuracy = (logits.argmax(1) == who)[held].float().mean()
+    return loss, accuracy.detach()
+
+
+def with_hands_head(model: BarbuActorCritic) -> BarbuActorCritic:
+    """A copy of ``model`` with a fresh ``hands_head`` (its other weights ``model``'s: the
+    policy and the value unchanged)."""
+    if model.config.hands_head:
+        raise ValueError("the model already has a hands head")
+    wide = BarbuActorCritic(dataclasses.replace(model.config, hands_head=1))
+    missing, unexpected = wide.load_state_dict(model.state_dict(), strict=False)
+    if unexpected or any(not k.startswith("hands_head.") for k in missing):
+        raise ValueError(f"not a network this one extends: {unexpected or missing}")
+    return wide
 
 
 def with_privileged_critic(model: BarbuActorCritic, state_dim: int) -> BarbuActorCritic:
@@ -258,8 +312,8 @@ def checked_config(config: Any, where: str = "checkpoint") -> PolicyConfig:
     """The ``PolicyConfig`` of a checkpoint's ``model_config`` if this barbu can build and
     feed it: a mapping of ``PolicyConfig`` fields (missing ones take their defaults), each an
     integer; the sizes within ``SIZE_LIMITS``; the observation (``obs_dim``, ``card_rows``,
-    ``obs_layout``) and the actions today's; ``state_dim`` 0 or the privileged view's
-    (``obs_dim`` plus three hidden hands). A ValueError of one line naming ``where`` and the
+    ``obs_layout``) and the actions today's; ``hands_head`` 0 or 1; ``state_dim`` 0 or the
+    privileged view's (``obs_dim`` plus three hidden hands). A ValueError of one line naming ``where`` and the
     field otherwise. Nothing is built."""
     if not isinstance(config, dict):
         raise ValueError(f"{where}: its model_config is {quote(config)}, not a mapping of network fields")
@@ -283,6 +337,8 @@ def checked_config(config: Any, where: str = "checkpoint") -> PolicyConfig:
                 f"{where}: model_config {name} is {quote(getattr(made, name))}; this barbu's networks have "
                 f"{getattr(today, name)}"
             )
+    if made.hands_head not in (0, 1):
+        raise ValueError(f"{where}: model_config hands_head must be 0 or 1, not {quote(made.hands_head)}")
     privileged = made.obs_dim + 3 * NUM_CARDS
     if made.state_dim not in (0, privileged):
         raise ValueError(

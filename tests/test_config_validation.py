@@ -74,6 +74,7 @@ BAD: dict[str, list] = {
     "layers": [-1, 0, 10**4],
     "card_embed": [0, 10**6],
     "central_critic": [[1]],
+    "hands_coef": [-0.1, float("nan"), 10**7, "1"],
     "bc_iterations": [-1],
     "bc_teacher": ["no_such_agent", "heuristic:worlds=3"],
     "bc_epochs": [0],
@@ -102,6 +103,7 @@ BAD_TOGETHER = [
     ({"opp_self": 0, "baselines": ""}, "opp_self"),
     ({"opp_self": 0, "opp_pool": 0, "opp_baselines": 0}, "opp_pool"),
     ({"kl_coef": 0.5}, "kl_anchor"),
+    ({"hands_coef": 0.5}, "central_critic"),
 ]
 CASES = [(dict([(f, v)]), f) for f, values in BAD.items() for v in values] + BAD_TOGETHER
 

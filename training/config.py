@@ -310,6 +310,10 @@ class Args:
     central_critic: bool = _field(False)
     """Train with a privileged critic: the value network also sees the other three hands (the policy never does;
     checkpoints act from the observation alone)."""
+    hands_coef: float = _field(0.0, ge=0, le=10**6)
+    """Weight of an auxiliary loss in PPO's updates: a head on the policy's trunk learns which other seat holds each
+    card the player cannot see, from the privileged view's hands (``barbu_models.policy.hands_loss``; above 0 needs
+    ``central_critic``, whose view holds them, and adds the head to the network; 0: no head, no term)."""
     bc_iterations: int = _field(0, ge=0, le=10**9)
     """Iterations of imitation before PPO: whole games of ``bc_teacher`` in every seat, the policy trained to pick its
     actions and the value head to predict the returns (0: start from scratch)."""
@@ -388,6 +392,10 @@ class Args:
         if self.kl_coef > 0 and not self.kl_anchor:
             raise ConfigError(
                 f"kl_coef {self.kl_coef:g} needs a kl_anchor to pull toward (a checkpoint or shipped policy)"
+            )
+        if self.hands_coef > 0 and not self.central_critic:
+            raise ConfigError(
+                f"hands_coef {self.hands_coef:g} needs central_critic: the privileged view holds the hands it learns"
             )
         if not self.workers:
             alone = [n for n in ("ray_address", "worker_resource", "overlap") if getattr(self, n)]
@@ -530,7 +538,8 @@ def _check_stage_forms(stages: list[dict]) -> None:
 
 
 def model_config(args: Args) -> PolicyConfig:
-    """The network the run trains (with a privileged critic's input if ``central_critic``)."""
+    """The network the run trains (with a privileged critic's input if ``central_critic``, a
+    hands head if ``hands_coef``)."""
     return PolicyConfig(
         obs_dim=OBS_DIM,
         card_rows=NUM_CARD_ROWS,
@@ -539,6 +548,7 @@ def model_config(args: Args) -> PolicyConfig:
         layers=args.layers,
         card_embed=args.card_embed,
         state_dim=PRIVILEGED_DIM if args.central_critic else 0,
+        hands_head=int(args.hands_coef > 0),
     )
 
 

@@ -8,7 +8,8 @@ of CleanRL's ``ppo.py``. Read top to bottom: the updates, then ``PPO``, the lear
    run's seed and the iteration, their advantages by GAE along each seat's own decisions;
 2. update: ``update_epochs`` passes of clipped PPO over shuffled minibatches
    (``ppo_update``; with ``kl_coef`` above 0, a KL term toward a frozen anchor network,
-   ``anchor_kl``), or during the warm start (``bc_iterations``) the teacher's actions and
+   ``anchor_kl``; with ``hands_coef`` above 0, an auxiliary loss: where the hidden cards
+   are, ``hands_loss``), or during the warm start (``bc_iterations``) the teacher's actions and
    returns learnt by imitation (``imitation_update``); the rollout's returns, the losses and
    the weights must be finite (``NotFinite`` otherwise);
 3. snapshot: every ``snapshot_every`` iterations a copy of the weights joins the opponents'
@@ -34,8 +35,9 @@ from barbu_env.util.extras import needs
 with needs("train", "barbu_training.ppo"):  # one line if the extra is missing
     import torch
 
+from barbu_env.game.cards import NUM_CARDS
 from barbu_env.util.files import quote
-from barbu_models.policy import BarbuActorCritic, MaskedCategorical
+from barbu_models.policy import BarbuActorCritic, MaskedCategorical, hands_loss
 from barbu_training.config import Args, model_config
 from barbu_training.precision import autocast
 from barbu_training.rollout import GAME_KINDS, Collector, Rollout, rollout_generators
@@ -49,6 +51,7 @@ FINITE_STATS = (
     "losses/bc_loss",
     "losses/bc_value_loss",
     "losses/kl_anchor",
+    "losses/hands",
 )
 
 
@@ -130,17 +133,21 @@ def ppo_update(
     the CPU; each minibatch is copied to the model's device (``minibatch``). With an
     ``anchor`` (a frozen network on the model's device) and ``args.kl_coef`` above 0 the
     loss adds ``kl_coef`` times the mean ``anchor_kl`` of the minibatch, the anchor's
-    forward pass under no_grad (``losses/kl_anchor``: the last minibatch's)."""
+    forward pass under no_grad (``losses/kl_anchor``: the last minibatch's). With
+    ``args.hands_coef`` above 0 it adds ``hands_coef`` times the hands head's
+    ``hands_loss`` against the privileged view's hands (``losses/hands`` and
+    ``losses/hands_accuracy``: the last minibatch's)."""
     n = len(b["obs"])
     device = next(model.parameters()).device
     clipfracs, approx_kl, first_ratio_error = [], torch.tensor(0.0), None
     pull = anchor is not None and args.kl_coef > 0
+    aux = args.hands_coef > 0
     for _epoch in range(args.update_epochs):
         perm = torch.randperm(n, generator=gen)
         for lo in range(0, n, args.minibatch_size):
             m = minibatch(b, perm[lo : lo + args.minibatch_size], device)
             with autocast(dtype, device):
-                logits, newvalue = model(m["obs"], m.get("states"))
+                logits, newvalue, hands = model.heads(m["obs"], m.get("states"), hands=aux)
             logits, newvalue = logits.float(), newvalue.float()
             dist = MaskedCategorical(logits, m["masks"])
             newlogprob = dist.log_prob(m["actions"])
@@ -169,6 +176,10 @@ def ppo_update(
                     anchor_logits = anchor.policy_head(anchor.features(m["obs"]))
                 kl_anchor = anchor_kl(MaskedCategorical(anchor_logits.float(), m["masks"]), dist).mean()
                 loss = loss + args.kl_coef * kl_anchor
+            if aux:
+                hidden = m["states"][:, model.config.obs_dim :].view(-1, 3, NUM_CARDS)
+                h_loss, h_accuracy = hands_loss(hands, hidden)
+                loss = loss + args.hands_coef * h_loss
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
@@ -177,15 +188,19 @@ def ppo_update(
             break
     var_y = b["returns"].var()
     explained_var = float("nan") if var_y == 0 else float(1 - (b["returns"] - b["values"]).var() / var_y)
-    return {
-        "losses/value_loss": v_loss.item(),
-        "losses/policy_loss": pg_loss.item(),
-        "losses/entropy": entropy_loss.item(),
-        "losses/approx_kl": approx_kl.item(),
-        "losses/clipfrac": float(np.mean(clipfracs)),
-        "losses/explained_variance": explained_var,
-        "losses/first_ratio_error": first_ratio_error,
-    } | ({"losses/kl_anchor": kl_anchor.item()} if pull else {})
+    return (
+        {
+            "losses/value_loss": v_loss.item(),
+            "losses/policy_loss": pg_loss.item(),
+            "losses/entropy": entropy_loss.item(),
+            "losses/approx_kl": approx_kl.item(),
+            "losses/clipfrac": float(np.mean(clipfracs)),
+            "losses/explained_variance": explained_var,
+            "losses/first_ratio_error": first_ratio_error,
+        }
+        | ({"losses/kl_anchor": kl_anchor.item()} if pull else {})
+        | ({"losses/hands": h_loss.item(), "losses/hands_accuracy": h_accuracy.item()} if aux else {})
+    )
 
 
 # ---------------------------------------------------------------------- the learner

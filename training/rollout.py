@@ -381,18 +381,17 @@ class Collector:
         o, m = buf["obs"][new], buf["masks"][new]
         np.take(obs, k, axis=0, out=o)
         np.take(masks.view(bool), k, axis=0, out=m)
+        if self.args.central_critic:  # the privileged view, for the teacher's games too (the warm start's critic)
+            st = buf["states"][new]
+            st[:, :OBS_DIM] = o
+            st[:, OBS_DIM:] = self.env.other_hands()[games]
         if teacher is not None:
             a = ask(teacher, o, m.view(np.int8))
             buf["logprobs"][new] = 0.0
             buf["values"][new] = 0.0
         else:
             device = next(model.parameters()).device  # the policy's: inputs go there once, results come back once
-            states = None
-            if self.args.central_critic:
-                st = buf["states"][new]
-                st[:, :OBS_DIM] = o
-                st[:, OBS_DIM:] = self.env.other_hands()[games]
-                states = torch.from_numpy(st).to(device)
+            states = torch.from_numpy(st).to(device) if self.args.central_critic else None
             with torch.no_grad():
                 with autocast(self.dtype, device):
                     logits, values = model(torch.from_numpy(o).to(device), states)

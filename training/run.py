@@ -31,7 +31,8 @@ weights and pool from before it (kept in checkpoints).
 
 A run may start from another network's weights (``init``: a checkpoint or a shipped
 policy; a run with a privileged critic from a network without one,
-``barbu_models.policy.with_privileged_critic``), with a fresh optimizer, counters and pool.
+``barbu_models.policy.with_privileged_critic``, a run with ``hands_coef`` from one without a
+hands head, ``with_hands_head``), with a fresh optimizer, counters and pool.
 """
 
 from __future__ import annotations
@@ -53,7 +54,13 @@ import yaml
 from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.agents.registry import split_agent_specs
 from barbu_env.util.files import OutputError, quote, replacing, write_text
-from barbu_models.policy import BarbuActorCritic, load_checkpoint, save_checkpoint, with_privileged_critic
+from barbu_models.policy import (
+    BarbuActorCritic,
+    load_checkpoint,
+    save_checkpoint,
+    with_hands_head,
+    with_privileged_critic,
+)
 from barbu_training.config import Args, ConfigError
 from barbu_training.ppo import PPO, NotFinite
 from barbu_training.preflight import Prepared, prepare
@@ -241,15 +248,16 @@ class Trainer(PPO):
         it, loaded already); a network of another shape is a ValueError, except that a run
         with ``central_critic`` may start from a network without one
         (``barbu_models.policy.with_privileged_critic``: its critic starts as the checkpoint's
-        value head)."""
+        value head), and a run with ``hands_coef`` from a network without a hands head (a
+        fresh one, ``with_hands_head``)."""
         start, _ = loaded or load_checkpoint(checkpoint_path(spec))
         wanted = self.model.config
-        if (
-            wanted.state_dim
-            and not start.config.state_dim
-            and dataclasses.replace(start.config, state_dim=wanted.state_dim) == wanted
-        ):
-            start = with_privileged_critic(start, wanted.state_dim)
+        grown = dataclasses.replace(start.config, state_dim=wanted.state_dim, hands_head=wanted.hands_head)
+        if grown == wanted and start.config.hands_head <= wanted.hands_head:
+            if wanted.state_dim and not start.config.state_dim:
+                start = with_privileged_critic(start, wanted.state_dim)
+            if wanted.hands_head and not start.config.hands_head:
+                start = with_hands_head(start)
         self._load_weights(spec, start)
 
     def _load_weights(self, source: str, model: BarbuActorCritic) -> None:
@@ -258,7 +266,7 @@ class Trainer(PPO):
         if model.config != self.model.config:
             raise ValueError(
                 f"{source}: the checkpoint's network ({model.config}) is not the one this config builds "
-                f"({self.model.config}): set hidden/layers/card_embed/central_critic to the checkpoint's"
+                f"({self.model.config}): set hidden/layers/card_embed/central_critic/hands_coef to the checkpoint's"
             )
         self.model.load_state_dict(model.state_dict())
 

@@ -1,0 +1,163 @@
+"""The hands head (``hands_coef``): an auxiliary loss in which the policy's trunk learns
+which other seat holds each card its player cannot see, from the privileged view's hands.
+The loss reads only the cards another seat holds, a head added to a network changes
+neither its policy nor its value, PPO's updates with the term teach the head, a run with it
+starts from a network without one and its checkpoints play, and what cannot work is
+refused before anything trains."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from tiny_runs import tiny
+
+from barbu_env.agents.registry import make_agent
+from barbu_env.evaluation.tournament import evaluate
+from barbu_env.game.cards import NUM_CARDS
+from barbu_env.game.observation import OBS_DIM
+from barbu_models.policy import (
+    BarbuActorCritic,
+    PolicyConfig,
+    checked_config,
+    hands_loss,
+    load_checkpoint,
+    with_hands_head,
+)
+from barbu_training import config, ppo
+from barbu_training.run import Trainer
+from barbu_training.stages import stage_args
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _random_hands(gen: torch.Generator, rows: int) -> torch.Tensor:
+    """Rows of three disjoint hands over some of the 52 cards (the rest held by nobody else)."""
+    who = torch.randint(0, 4, (rows, NUM_CARDS), generator=gen)  # 3: the observer's or played
+    return torch.stack([(who == s).float() for s in range(3)], dim=1)
+
+
+def test_the_hands_loss_is_the_cross_entropy_of_the_seat_holding_each_hidden_card_and_ignores_the_rest():
+    gen = torch.Generator().manual_seed(0)
+    hands, logits = _random_hands(gen, 8), torch.randn(8, 3, NUM_CARDS, generator=gen)
+    loss, accuracy = hands_loss(logits, hands)
+    terms, hits = [], []
+    for b in range(8):
+        for c in range(NUM_CARDS):
+            if hands[b, :, c].sum():
+                seat = int(hands[b, :, c].argmax())
+                terms.append(-torch.log_softmax(logits[b, :, c], 0)[seat])
+                hits.append(float(logits[b, :, c].argmax() == seat))
+    assert loss.item() == pytest.approx(torch.stack(terms).mean().item(), rel=1e-5)
+    assert accuracy.item() == pytest.approx(np.mean(hits))
+    # a card no other seat holds (the observer's, or played) has no answer: its logits count for nothing
+    nobody = hands.sum(1, keepdim=True) == 0
+    changed = torch.where(nobody, logits + 50 * torch.randn(logits.shape, generator=gen), logits)
+    assert torch.equal(hands_loss(changed, hands)[0], loss)
+    # the loss falls as the right seat's logit rises
+    assert hands_loss(logits + 5 * hands, hands)[0] < loss - 1
+    assert hands_loss(logits, torch.zeros_like(hands))[0].item() == 0.0  # nothing hidden: nothing to learn
+
+
+def test_a_hands_head_added_to_a_network_keeps_its_policy_and_value_and_only_the_head_is_new():
+    torch.manual_seed(1)
+    model = BarbuActorCritic(PolicyConfig(hidden=32, card_embed=4))
+    grown = with_hands_head(model)
+    assert grown.config == dataclasses.replace(model.config, hands_head=1)
+    obs = torch.rand(5, OBS_DIM)
+    logits, value = model(obs)
+    grown_logits, grown_value, hands = grown.heads(obs)
+    assert torch.equal(logits, grown_logits) and torch.equal(value, grown_value)
+    assert hands.shape == (5, 3, NUM_CARDS)
+    assert model.heads(obs)[2] is None  # no head, no hands
+    assert set(grown.state_dict()) - set(model.state_dict()) == {"hands_head.weight", "hands_head.bias"}
+    with pytest.raises(ValueError, match="already has a hands head"):
+        with_hands_head(grown)
+
+
+@pytest.fixture(scope="module")
+def hands_trainer(tmp_path_factory):
+    """A tiny trainer with a privileged critic and the hands term, and its first rollout."""
+    args = config.Args(
+        run_dir=str(tmp_path_factory.mktemp("h")), exp_name="h", central_critic=True, hands_coef=1.0, **tiny()
+    )
+    trainer = Trainer(args)
+    return trainer, trainer.collect()
+
+
+def test_the_privileged_view_is_filled_in_the_warm_starts_games_too(tmp_path):
+    args = config.Args(run_dir=str(tmp_path), exp_name="w", central_critic=True, bc_iterations=1, **tiny())
+    trainer = Trainer(args)
+    rollout = trainer.collect()  # iteration 0: the teacher's games
+    assert trainer.teacher(0)
+    assert np.array_equal(rollout.states[:, :OBS_DIM], rollout.obs)
+    hidden = rollout.states[:, OBS_DIM:].reshape(-1, 3, NUM_CARDS)
+    mine = rollout.obs[:, :NUM_CARDS]  # the observation's first row: the player's hand
+    assert set(np.unique(hidden)) <= {0.0, 1.0}
+    assert (hidden.sum(1) + mine <= 1).all()  # each card in one hand at most
+    # before the player's first card the others hold the other 39, less what they have played (in Domino a player
+    # who cannot play keeps 13 cards while the others play on)
+    others = hidden[mine.sum(1) == 13].sum(axis=(1, 2))
+    assert (others <= 39).all() and (others == 39).mean() > 0.5
+
+
+def test_ppo_updates_with_the_hands_term_teach_the_head_where_the_hidden_cards_are(hands_trainer):
+    trainer, rollout = hands_trainer
+    batch = ppo.as_tensors(rollout, True)
+    model = BarbuActorCritic(trainer.model.config)
+    model.load_state_dict(trainer.model.state_dict())
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    args = config.Args(central_critic=True, hands_coef=1.0, **tiny(minibatch_size=len(rollout.actions)))
+    gen = torch.Generator().manual_seed(0)
+    first = ppo.ppo_update(model, optimizer, batch, args, gen)
+    for _ in range(25):
+        last = ppo.ppo_update(model, optimizer, batch, args, gen)
+    assert first["losses/hands"] == pytest.approx(np.log(3), abs=0.05)  # a fresh head: a third each
+    assert last["losses/hands"] < first["losses/hands"] - 0.05, (first["losses/hands"], last["losses/hands"])
+    assert last["losses/hands_accuracy"] > first["losses/hands_accuracy"] + 0.02
+    # the same update without the term neither logs it nor moves the head
+    head = model.hands_head.weight.detach().clone()
+    plain = ppo.ppo_update(model, optimizer, batch, dataclasses.replace(args, hands_coef=0.0), gen)
+    assert "losses/hands" not in plain
+    assert torch.equal(model.hands_head.weight, head)
+
+
+def test_a_run_with_the_hands_term_starts_from_a_network_without_the_head_and_its_checkpoint_plays(tmp_path):
+    plain = Trainer(config.Args(run_dir=str(tmp_path), exp_name="a", **tiny()))
+    start = plain.checkpoint(tmp_path / "a.pt")
+    grown = Trainer(
+        config.Args(run_dir=str(tmp_path), exp_name="b", init=str(start), central_critic=True, hands_coef=0.5, **tiny())
+    )
+    assert grown.model.config.hands_head == 1
+    for name, weights in plain.model.state_dict().items():
+        if not name.startswith("critic"):
+            assert torch.equal(grown.model.state_dict()[name], weights), name
+    grown.iterate()
+    path = grown.checkpoint(tmp_path / "b.pt")
+    assert load_checkpoint(path)[0].config.hands_head == 1
+    assert make_agent(str(path), seed=0).name  # an agent like any checkpoint's
+    result = evaluate([str(path), "random", "random", "random"], games=4, seed=0, workers=1)
+    assert result.games == 4
+    # a run without the term cannot take a network with the head
+    with pytest.raises(ValueError, match="hands_coef"):
+        Trainer(config.Args(run_dir=str(tmp_path), exp_name="c", init=str(path), central_critic=True, **tiny()))
+
+
+def test_what_the_hands_term_cannot_work_with_is_refused():
+    with pytest.raises(config.ConfigError, match="hands_coef 0.5 needs central_critic"):
+        config.Args(hands_coef=0.5)
+    with pytest.raises(ValueError, match="hands_head must be 0 or 1"):
+        checked_config({"hands_head": 2})
+    stages = [{"central_critic": True, "hands_coef": 0.5, "total_decisions": 4000}, {"central_critic": True}]
+    with pytest.raises(config.ConfigError, match="hands_coef 0 cannot start from stage 1's hands head"):
+        stage_args(config.Args(exp_name="s", stages=stages, **tiny()))
+
+
+def test_the_ppo_belief_recipe_teaches_ppo_expert_from_the_belief_search_then_adds_the_hands_term():
+    first, second = stage_args(config.load_args(str(ROOT / "configs/train/ppo-belief.yaml")))
+    assert first.init == "ppo-expert" and first.expert["searcher"] == "pimc-ppo:rollout=ppo-expert,worlds_from=belief"
+    assert second.init == "runs/ppo-belief-1/expert.pt" and second.kl_anchor == "init"
+    assert second.central_critic and second.hands_coef > 0 and second.total_decisions == 20_000_000
