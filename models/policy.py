@@ -241,6 +241,16 @@ def with_hands_head(model: BarbuActorCritic) -> BarbuActorCritic:
     return wide
 
 
+def without_hands_head(model: BarbuActorCritic) -> BarbuActorCritic:
+    """A copy of ``model`` without its ``hands_head`` (acting never reads it: the policy and
+    the value unchanged)."""
+    if not model.config.hands_head:
+        raise ValueError("the model has no hands head")
+    bare = BarbuActorCritic(dataclasses.replace(model.config, hands_head=0))
+    bare.load_state_dict({k: v for k, v in model.state_dict().items() if not k.startswith("hands_head.")})
+    return bare
+
+
 def with_privileged_critic(model: BarbuActorCritic, state_dim: int) -> BarbuActorCritic:
     """A copy of ``model`` (whose value head reads the policy's trunk) with a privileged
     critic of input ``state_dim`` that starts out computing exactly ``model``'s value: its

@@ -18,7 +18,7 @@ from tiny_runs import tiny
 from barbu_env.agents.registry import make_agent
 from barbu_env.evaluation.tournament import evaluate
 from barbu_env.game.cards import NUM_CARDS
-from barbu_env.game.observation import OBS_DIM
+from barbu_env.game.observation import OBS_DIM, PRIVILEGED_DIM
 from barbu_models.policy import (
     BarbuActorCritic,
     PolicyConfig,
@@ -141,9 +141,11 @@ def test_a_run_with_the_hands_term_starts_from_a_network_without_the_head_and_it
     assert make_agent(str(path), seed=0).name  # an agent like any checkpoint's
     result = evaluate([str(path), "random", "random", "random"], games=4, seed=0, workers=1)
     assert result.games == 4
-    # a run without the term cannot take a network with the head
-    with pytest.raises(ValueError, match="hands_coef"):
-        Trainer(config.Args(run_dir=str(tmp_path), exp_name="c", init=str(path), central_critic=True, **tiny()))
+    # a run without the term starts from it with the head dropped, the policy and the value the same
+    bare = Trainer(config.Args(run_dir=str(tmp_path), exp_name="c", init=str(path), central_critic=True, **tiny()))
+    assert bare.model.config == dataclasses.replace(grown.model.config, hands_head=0)
+    obs, state = torch.rand(3, OBS_DIM), torch.rand(3, PRIVILEGED_DIM)
+    assert all(torch.equal(a, b) for a, b in zip(bare.model(obs, state), grown.model(obs, state), strict=True))
 
 
 def test_what_the_hands_term_cannot_work_with_is_refused():
@@ -151,9 +153,6 @@ def test_what_the_hands_term_cannot_work_with_is_refused():
         config.Args(hands_coef=0.5)
     with pytest.raises(ValueError, match="hands_head must be 0 or 1"):
         checked_config({"hands_head": 2})
-    stages = [{"central_critic": True, "hands_coef": 0.5, "total_decisions": 4000}, {"central_critic": True}]
-    with pytest.raises(config.ConfigError, match="hands_coef 0 cannot start from stage 1's hands head"):
-        stage_args(config.Args(exp_name="s", stages=stages, **tiny()))
 
 
 def test_the_ppo_belief_recipe_teaches_ppo_expert_from_the_belief_search_then_adds_the_hands_term():

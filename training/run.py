@@ -32,7 +32,7 @@ weights and pool from before it (kept in checkpoints).
 A run may start from another network's weights (``init``: a checkpoint or a shipped
 policy; a run with a privileged critic from a network without one,
 ``barbu_models.policy.with_privileged_critic``, a run with ``hands_coef`` from one without a
-hands head, ``with_hands_head``), with a fresh optimizer, counters and pool.
+hands head, ``with_hands_head``, or without it from one with it), with a fresh optimizer, counters and pool.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ from barbu_models.policy import (
     save_checkpoint,
     with_hands_head,
     with_privileged_critic,
+    without_hands_head,
 )
 from barbu_training.config import Args, ConfigError
 from barbu_training.ppo import PPO, NotFinite
@@ -249,15 +250,15 @@ class Trainer(PPO):
         with ``central_critic`` may start from a network without one
         (``barbu_models.policy.with_privileged_critic``: its critic starts as the checkpoint's
         value head), and a run with ``hands_coef`` from a network without a hands head (a
-        fresh one, ``with_hands_head``)."""
+        fresh one, ``with_hands_head``) or one without from a network with it (the head
+        dropped: acting never reads it)."""
         start, _ = loaded or load_checkpoint(checkpoint_path(spec))
         wanted = self.model.config
-        grown = dataclasses.replace(start.config, state_dim=wanted.state_dim, hands_head=wanted.hands_head)
-        if grown == wanted and start.config.hands_head <= wanted.hands_head:
+        if dataclasses.replace(start.config, state_dim=wanted.state_dim, hands_head=wanted.hands_head) == wanted:
             if wanted.state_dim and not start.config.state_dim:
                 start = with_privileged_critic(start, wanted.state_dim)
-            if wanted.hands_head and not start.config.hands_head:
-                start = with_hands_head(start)
+            if wanted.hands_head != start.config.hands_head:
+                start = (with_hands_head if wanted.hands_head else without_hands_head)(start)
         self._load_weights(spec, start)
 
     def _load_weights(self, source: str, model: BarbuActorCritic) -> None:
@@ -266,7 +267,7 @@ class Trainer(PPO):
         if model.config != self.model.config:
             raise ValueError(
                 f"{source}: the checkpoint's network ({model.config}) is not the one this config builds "
-                f"({self.model.config}): set hidden/layers/card_embed/central_critic/hands_coef to the checkpoint's"
+                f"({self.model.config}): set hidden/layers/card_embed/central_critic to the checkpoint's"
             )
         self.model.load_state_dict(model.state_dict())
 

@@ -66,8 +66,6 @@ def stage_args(args: Args) -> list[Args]:
                 )
             if mine.state_dim < theirs.state_dim:
                 raise ConfigError(f"{where}: central_critic false cannot start from stage {k - 1}'s privileged critic")
-            if mine.hands_head < theirs.hands_head:
-                raise ConfigError(f"{where}: hands_coef 0 cannot start from stage {k - 1}'s hands head")
         folder = Path(made.run_dir) / made.exp_name
         if folder in folders:
             raise ConfigError(f"{where}: exp_name runs in stage {folders[folder]}'s folder {folder}")
