@@ -28,6 +28,7 @@ from barbu_models.policy import (
     with_hands_head,
 )
 from barbu_training import config, ppo
+from barbu_training.checkpoint_check import check_resumable
 from barbu_training.run import Trainer
 from barbu_training.stages import stage_args
 
@@ -146,11 +147,19 @@ def test_a_run_with_the_hands_term_starts_from_a_network_without_the_head_and_it
     assert bare.model.config == dataclasses.replace(grown.model.config, hands_head=0)
     obs, state = torch.rand(3, OBS_DIM), torch.rand(3, PRIVILEGED_DIM)
     assert all(torch.equal(a, b) for a, b in zip(bare.model(obs, state), grown.model(obs, state), strict=True))
+    # a run without the privileged critic cannot take it: refused with the checkpoint's network as it is
+    with pytest.raises(ValueError, match="hands_head=1"):
+        Trainer(config.Args(run_dir=str(tmp_path), exp_name="d", init=str(path), **tiny()))
+    # nor resume a run with the head without the term: the message tells the two networks apart
+    with pytest.raises(ValueError, match="a hands head.*no hands head.*hands_coef"):
+        check_resumable(torch.load(path, weights_only=True), bare.model.config)
 
 
 def test_what_the_hands_term_cannot_work_with_is_refused():
     with pytest.raises(config.ConfigError, match="hands_coef 0.5 needs central_critic"):
         config.Args(hands_coef=0.5)
+    with pytest.raises(config.ConfigError, match="expert iteration: the term is PPO's"):
+        config.Args(init="ppo", expert={"games": 2}, central_critic=True, hands_coef=0.5)
     with pytest.raises(ValueError, match="hands_head must be 0 or 1"):
         checked_config({"hands_head": 2})
 

@@ -45,7 +45,7 @@ def check_resumable(payload: dict[str, Any], config: PolicyConfig) -> None:
     if theirs != config:
         raise ValueError(
             f"its network ({_network(theirs)}) is not the one this config builds ({_network(config)}): "
-            "set hidden/layers/card_embed/central_critic to the checkpoint's"
+            "set hidden/layers/card_embed/central_critic/hands_coef to the checkpoint's"
         )
     if "optimizer" not in payload:
         raise ValueError(
@@ -74,7 +74,8 @@ def check_resumable(payload: dict[str, Any], config: PolicyConfig) -> None:
 
 def _network(c: PolicyConfig) -> str:
     critic = "a privileged critic" if c.state_dim else "no privileged critic"
-    return f"hidden {c.hidden}, layers {c.layers}, card_embed {c.card_embed}, {critic}"
+    head = "a hands head" if c.hands_head else "no hands head"
+    return f"hidden {c.hidden}, layers {c.layers}, card_embed {c.card_embed}, {critic}, {head}"
 
 
 def _count(name: str, value: Any) -> None:

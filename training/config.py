@@ -393,6 +393,11 @@ class Args:
             raise ConfigError(
                 f"kl_coef {self.kl_coef:g} needs a kl_anchor to pull toward (a checkpoint or shipped policy)"
             )
+        if self.hands_coef > 0 and self.expert:
+            raise ConfigError(
+                f"hands_coef {self.hands_coef:g} in a stage of expert iteration: the term is PPO's "
+                "(put it in a PPO stage)"
+            )
         if self.hands_coef > 0 and not self.central_critic:
             raise ConfigError(
                 f"hands_coef {self.hands_coef:g} needs central_critic: the privileged view holds the hands it learns"

@@ -254,7 +254,8 @@ class Trainer(PPO):
         dropped: acting never reads it)."""
         start, _ = loaded or load_checkpoint(checkpoint_path(spec))
         wanted = self.model.config
-        if dataclasses.replace(start.config, state_dim=wanted.state_dim, hands_head=wanted.hands_head) == wanted:
+        grown = dataclasses.replace(start.config, state_dim=wanted.state_dim, hands_head=wanted.hands_head)
+        if grown == wanted and start.config.state_dim <= wanted.state_dim:  # a critic is added, never dropped
             if wanted.state_dim and not start.config.state_dim:
                 start = with_privileged_critic(start, wanted.state_dim)
             if wanted.hands_head != start.config.hands_head:
