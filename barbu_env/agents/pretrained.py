@@ -23,7 +23,12 @@ from .registry import make_agent, register
 #: Where the shipped checkpoints and their model cards live.
 PRETRAINED_DIR = Path(__file__).parent / "pretrained"
 #: Shipped policies: registered name -> checkpoint file in PRETRAINED_DIR.
-SHIPPED = {"ppo": "ppo.pt", "ppo-finetuned": "ppo-finetuned.pt", "ppo-expert": "ppo-expert.pt"}
+SHIPPED = {
+    "ppo": "ppo.pt",
+    "ppo-finetuned": "ppo-finetuned.pt",
+    "ppo-expert": "ppo-expert.pt",
+    "ppo-belief": "ppo-belief.pt",
+}
 
 
 def pretrained_path(name: str) -> Path:
