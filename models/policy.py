@@ -213,9 +213,9 @@ def hands_loss(logits: torch.Tensor, hands: torch.Tensor) -> tuple[torch.Tensor,
     >>> hands = torch.zeros(1, 3, NUM_CARDS)
     >>> hands[0, 0, 5] = hands[0, 2, 7] = 1
     >>> logits = torch.zeros(1, 3, NUM_CARDS)
-    >>> logits[0, 0, 5] = logits[0, 0, 7] = 10.0
+    >>> logits[0, 0, 5] = logits[0, 0, 7] = 20.0
     >>> [round(x.item(), 4) for x in hands_loss(logits, hands)]
-    [5.0, 0.5]
+    [10.0, 0.5]
     """
     held = hands.sum(1) > 0  # [B, 52]: cards an other seat holds
     if not held.any():

@@ -260,8 +260,12 @@ def test_every_float_field_at_its_upper_bound_trains_or_stops_as_diverged(tmp_pa
         for name, valid in config.VALID.items()
         if valid.kind == "float" and valid.high is not None and name not in ("time_budget_minutes", "kl_coef")
     }
-    assert {"clip_coef", "ent_coef", "vf_coef", "max_grad_norm", "target_kl", "learning_rate"} <= set(highest)
-    args = config.Args(**FINISHED | highest | dict(run_dir=str(tmp_path), clip_vloss=True, final_eval_games=0))
+    assert {"clip_coef", "ent_coef", "vf_coef", "max_grad_norm", "target_kl", "learning_rate", "hands_coef"} <= set(
+        highest
+    )
+    args = config.Args(
+        **FINISHED | highest | dict(run_dir=str(tmp_path), clip_vloss=True, final_eval_games=0, central_critic=True)
+    )  # central_critic: hands_coef at its bound needs it
     try:
         train(args)
     except TrainingDiverged as e:
@@ -320,7 +324,8 @@ RESUME_CASES = {
             model_config=p["model_config"] | {"hidden": 64},
             state_dict=BarbuActorCritic(PolicyConfig(hidden=64, card_embed=4)).state_dict(),
         ),
-        "its network (hidden 64, layers 2, card_embed 4, no privileged critic) is not the one this config builds",
+        "its network (hidden 64, layers 2, card_embed 4, no privileged critic, no hands head) is not the one this "
+        "config builds",
     ),
 }
 
