@@ -219,6 +219,13 @@ def declaring_seed(base: str) -> int:
     raise AssertionError("no seed in 0..99 lets seat 0 declare first")
 
 
+def open_table(page, url: str) -> None:
+    """Open the table page and wait for the game it starts by itself to be shown (a click on
+    "new game" before that races it: the first game's table can arrive after the click's)."""
+    page.goto(url)
+    page.wait_for_function("() => Number(document.body.dataset.shown || 0) > 0")
+
+
 def act(page, selector: str) -> None:
     """Click ``selector`` and wait for the table the server answers with."""
     shown = page.evaluate("() => Number(document.body.dataset.shown || 0)")
@@ -227,7 +234,7 @@ def act(page, selector: str) -> None:
 
 
 def test_a_whole_hand_is_played_by_clicking(server, page, shots):
-    page.goto(f"{server}/?seed={declaring_seed(server)}")
+    open_table(page, f"{server}/?seed={declaring_seed(server)}")
     page.select_option("#hands", "1")
     act(page, "#new-game")
     page.wait_for_selector("#choices button[data-action='52']")
@@ -249,7 +256,7 @@ def test_a_whole_hand_is_played_by_clicking(server, page, shots):
 
 
 def test_an_illegal_click_is_refused_and_the_table_stays(server, page, shots):
-    page.goto(f"{server}/?seed={declaring_seed(server)}")
+    open_table(page, f"{server}/?seed={declaring_seed(server)}")
     page.select_option("#hands", "1")
     act(page, "#new-game")
     act(page, "#choices button[data-action='52']")
