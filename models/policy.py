@@ -64,7 +64,7 @@ class PolicyConfig:
     value head reads the policy's trunk)."""
     hands_head: int = 0
     """1: a head on the policy's trunk with logits ``[B, 3, 52]``, for each card which of the
-    other three seats (relative seats 1, 2, 3) holds it (``BarbuActorCritic.hands``); 0: none."""
+    other three seats (relative seats 1, 2, 3) holds it (``BarbuActorCritic.heads``); 0: none."""
     obs_layout: int = 2
     """The observation layout the network reads (``barbu_env.game.observation.OBS_LAYOUT``;
     checkpoints saved before layouts were numbered read layout 1). A checkpoint of another
@@ -229,26 +229,17 @@ def hands_loss(logits: torch.Tensor, hands: torch.Tensor) -> tuple[torch.Tensor,
     return loss, accuracy.detach()
 
 
-def with_hands_head(model: BarbuActorCritic) -> BarbuActorCritic:
-    """A copy of ``model`` with a fresh ``hands_head`` (its other weights ``model``'s: the
-    policy and the value unchanged)."""
-    if model.config.hands_head:
-        raise ValueError("the model already has a hands head")
-    wide = BarbuActorCritic(dataclasses.replace(model.config, hands_head=1))
-    missing, unexpected = wide.load_state_dict(model.state_dict(), strict=False)
+def with_hands_head(model: BarbuActorCritic, head: bool = True) -> BarbuActorCritic:
+    """A copy of ``model`` with a fresh ``hands_head`` (``head``) or without its own (acting
+    never reads it); its other weights ``model``'s: the policy and the value unchanged."""
+    if bool(model.config.hands_head) == head:
+        raise ValueError("the model already has a hands head" if head else "the model has no hands head")
+    made = BarbuActorCritic(dataclasses.replace(model.config, hands_head=int(head)))
+    kept = {k: v for k, v in model.state_dict().items() if not k.startswith("hands_head.")}
+    missing, unexpected = made.load_state_dict(kept, strict=False)
     if unexpected or any(not k.startswith("hands_head.") for k in missing):
         raise ValueError(f"not a network this one extends: {unexpected or missing}")
-    return wide
-
-
-def without_hands_head(model: BarbuActorCritic) -> BarbuActorCritic:
-    """A copy of ``model`` without its ``hands_head`` (acting never reads it: the policy and
-    the value unchanged)."""
-    if not model.config.hands_head:
-        raise ValueError("the model has no hands head")
-    bare = BarbuActorCritic(dataclasses.replace(model.config, hands_head=0))
-    bare.load_state_dict({k: v for k, v in model.state_dict().items() if not k.startswith("hands_head.")})
-    return bare
+    return made
 
 
 def with_privileged_critic(model: BarbuActorCritic, state_dim: int) -> BarbuActorCritic:

@@ -32,7 +32,7 @@ weights and pool from before it (kept in checkpoints).
 A run may start from another network's weights (``init``: a checkpoint or a shipped
 policy; a run with a privileged critic from a network without one,
 ``barbu_models.policy.with_privileged_critic``, a run with ``hands_coef`` from one without a
-hands head, ``with_hands_head``, or without it from one with it), with a fresh optimizer, counters and pool.
+hands head, or without it from one with it: ``with_hands_head``), with a fresh optimizer, counters and pool.
 """
 
 from __future__ import annotations
@@ -60,7 +60,6 @@ from barbu_models.policy import (
     save_checkpoint,
     with_hands_head,
     with_privileged_critic,
-    without_hands_head,
 )
 from barbu_training.config import Args, ConfigError
 from barbu_training.ppo import PPO, NotFinite
@@ -259,7 +258,7 @@ class Trainer(PPO):
             if wanted.state_dim and not start.config.state_dim:
                 start = with_privileged_critic(start, wanted.state_dim)
             if wanted.hands_head != start.config.hands_head:
-                start = (with_hands_head if wanted.hands_head else without_hands_head)(start)
+                start = with_hands_head(start, bool(wanted.hands_head))
         self._load_weights(spec, start)
 
     def _load_weights(self, source: str, model: BarbuActorCritic) -> None:

@@ -55,10 +55,7 @@ def stage_args(args: Args) -> list[Args]:
                     "evaluations write, and its eval_every is 0"
                 )
             mine, theirs = model_config(made), model_config(prev)
-            if (
-                mine != theirs
-                and dataclasses.replace(theirs, state_dim=mine.state_dim, hands_head=mine.hands_head) != mine
-            ):
+            if dataclasses.replace(theirs, state_dim=mine.state_dim, hands_head=mine.hands_head) != mine:
                 raise ConfigError(
                     f"{where}: hidden/layers/card_embed build another network than stage {k - 1}'s, "
                     f"which it starts from ({mine.hidden}x{mine.layers}, {mine.card_embed} against "
