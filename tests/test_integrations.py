@@ -229,6 +229,13 @@ def test_opponents_by_name_list_or_object_and_errors():
         BarbuGymEnv(seat=4)
     with pytest.raises(ValueError, match="illegal_action"):
         BarbuGymEnv(illegal_action="ignore")
+    for scale in (float("nan"), float("inf"), "0.5", True, None):
+        with pytest.raises(ValueError, match=r"^reward_scale must be a finite number, not "):
+            BarbuGymEnv(reward_scale=scale)
+    from barbu_env.envs.vector_gym import BarbuGymVectorEnv
+
+    with pytest.raises(ValueError, match=r"^reward_scale must be a finite number, not nan$"):
+        BarbuGymVectorEnv(2, reward_scale=float("nan"))
 
 
 def test_render_ansi_shows_the_table():

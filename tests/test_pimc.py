@@ -86,6 +86,8 @@ def test_pimc_parameters_from_keywords_and_from_a_spec():
         make_agent("heuristic:depth=2")
     with pytest.raises(ValueError, match="key=value"):
         make_agent("pimc:32")
+    with pytest.raises(ValueError, match="parameter worlds is given twice"):
+        make_agent("pimc:worlds=8,worlds=16")
     with pytest.raises(ValueError, match="worlds must be an integer from 1 to 4,096, not 0"):
         make_agent("pimc:worlds=0")
     with pytest.raises(ValueError, match="rollout must be another agent"):

@@ -145,7 +145,7 @@ def _value(text: str) -> Any:
 
 def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"name:key=value,..."`` as ``(name, {key: value})``; a spec without parameters, or
-    an existing file's path, as ``(spec, {})``."""
+    an existing file's path, as ``(spec, {})``. A key given twice is a ValueError."""
     if ":" not in spec or Path(spec).exists():
         return spec, {}
     name, _, rest = spec.partition(":")
@@ -154,6 +154,8 @@ def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise ValueError(f"agent {spec!r}: parameters are key=value, separated by commas, not {item!r}")
+        if key.strip() in params:
+            raise ValueError(f"agent {spec!r}: parameter {key.strip()} is given twice")
         params[key.strip()] = _value(value.strip())
     return name, params
 

@@ -115,7 +115,15 @@ from ..game.rules import Rules, load_rules
 from ..util.files import quote
 from ._versions import GYM_ENV_ID
 from .aec import reset_options
-from .stepping import ILLEGAL_ACTION_MODES, action_mask, check_illegal_action, play_instead, play_turns, seated
+from .stepping import (
+    ILLEGAL_ACTION_MODES,
+    action_mask,
+    check_illegal_action,
+    check_reward_scale,
+    play_instead,
+    play_turns,
+    seated,
+)
 
 #: The keys ``reset``'s ``options`` may have (any other is refused: a misspelt option would
 #: otherwise pass unnoticed).
@@ -186,7 +194,7 @@ class BarbuGymEnv(gymnasium.Env):
         self.rules = load_rules(rules)
         self.opponent_specs = specs
         self.seat_option = seat
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = check_reward_scale(reward_scale)
         self.skip_forced = bool(skip_forced)
         self.illegal_action = illegal_action
         self.render_mode = render_mode

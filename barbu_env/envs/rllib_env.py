@@ -53,6 +53,7 @@ from ..game.observation import OBS_HIGH, OBS_LOW, observation_bounds
 from ..util.extras import needs
 from ..util.files import quote
 from .aec import env
+from .stepping import check_reward_scale
 
 with needs("rllib", "barbu_env.envs.rllib_env", package="ray[rllib]"):  # one line if the extra is missing
     from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
@@ -83,7 +84,7 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         super().__init__()
         config = dict(config or {})
         self.env = env(rules=config.get("rules"), episode=config.get("episode", "game"))
-        self.reward_scale = float(config.get("reward_scale", 1.0))
+        self.reward_scale = check_reward_scale(config.get("reward_scale", 1.0))
         self.agents = self.possible_agents = list(AGENTS)
         space = observation_space(*observation_bounds(self.env.unwrapped.rules))
         self.observation_spaces = {a: space for a in AGENTS}

@@ -6,6 +6,9 @@
   generator). ``check_illegal_action(mode, default)`` refuses any other choice, listing the
   adapter's default first; ``play_instead`` applies the choice. Each adapter keeps its own
   default (the AEC environment ``"raise"``, ``Barbu-v1`` and its vector form ``"random"``).
+- The reward scale: ``check_reward_scale(value)`` is ``value`` as a float if it is a finite
+  real number (not a bool), else a ValueError of one line (a NaN or infinite scale would
+  make every reward NaN or infinite).
 - The terminal mask: ``action_mask(game, seat)`` is ``seat``'s legal actions as an int8[85]
   mask, all zeros when another seat is to act or the game is over.
 - Playing the others until a seat: ``play_turns(game, agents, until)`` lets the agents seated
@@ -44,6 +47,20 @@ def check_illegal_action(mode: Any, default: str) -> str:
         modes = (default, *(m for m in ILLEGAL_ACTION_MODES if m != default))
         raise ValueError(f"illegal_action must be one of {modes}, not {mode!r}")
     return mode
+
+
+def check_reward_scale(value: Any) -> float:
+    """``value`` as a float if it is a finite real number (not a bool), else ValueError.
+
+    >>> check_reward_scale(0.01)
+    0.01
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"reward_scale must be a finite number, not {value!r}")
+    scale = float(value)
+    if not np.isfinite(scale):
+        raise ValueError(f"reward_scale must be a finite number, not {value!r}")
+    return scale
 
 
 def play_instead(mode: str, legal: Sequence[int], rng: np.random.Generator, refusal: Callable[[], str]) -> int:

@@ -184,7 +184,7 @@ from ..game.vector import VectorBarbu
 from ..util.files import quote
 from .aec import reset_options
 from .gym_env import RESET_OPTIONS, check_reset_options, opponent_specs
-from .stepping import check_illegal_action, play_instead
+from .stepping import check_illegal_action, check_reward_scale, play_instead
 
 __all__ = ["AUTORESET_MODES", "BarbuGymVectorEnv", "BarbuVectorEnv"]
 
@@ -352,7 +352,7 @@ class BarbuGymVectorEnv(VectorEnv):
         self.episode = episode
         self.opponent_specs = specs
         self.seat_option = seat
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = check_reward_scale(reward_scale)
         self.skip_forced = bool(skip_forced)
         self.illegal_action = illegal_action
         self.render_mode = render_mode
