@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import warnings
+from fractions import Fraction
 from pathlib import Path
 
 import gymnasium
@@ -229,12 +230,16 @@ def test_opponents_by_name_list_or_object_and_errors():
         BarbuGymEnv(seat=4)
     with pytest.raises(ValueError, match="illegal_action"):
         BarbuGymEnv(illegal_action="ignore")
-    for scale in (float("nan"), float("inf"), "0.5", True, None):
-        with pytest.raises(ValueError, match=r"^reward_scale must be a finite number, not "):
+    for scale in (float("nan"), float("inf"), 1e31, -(10**400), "0.5", True, np.True_, None):
+        with pytest.raises(
+            ValueError, match=r"^reward_scale must be a number \(an int or a float\) from -1e\+30 to 1e\+30, not "
+        ):
             BarbuGymEnv(reward_scale=scale)
+    assert BarbuGymEnv(reward_scale=Fraction(1, 2)).reward_scale == 0.5
+    assert BarbuGymEnv(reward_scale=np.int64(-3)).reward_scale == -3.0
     from barbu_env.envs.vector_gym import BarbuGymVectorEnv
 
-    with pytest.raises(ValueError, match=r"^reward_scale must be a finite number, not nan$"):
+    with pytest.raises(ValueError, match=r"^reward_scale must be a number .*, not nan$"):
         BarbuGymVectorEnv(2, reward_scale=float("nan"))
 
 

@@ -39,6 +39,9 @@ skip_forced=False, illegal_action="random", render_mode=None, episode="game")``
 - ``rules``: as for ``barbu_env.env`` (a preset name, a YAML path, a mapping, a ``Rules``).
 - ``reward_scale``: rewards are the learner's settled hand scores times this (default
   1: the rewards of a game sum to the learner's final score, as in the AEC environment).
+  A number (an int or a float, not a bool) from -1e30 to 1e30, so that no reward or sum
+  of rewards overflows; anything else (NaN, infinity, text, None) is a one-line
+  ValueError. 0 makes every reward 0.
 - ``skip_forced``: when true, the learner's forced decisions (a single legal action: a
   declarer's doubling turn nobody doubled, a Domino pass, a last card) are played for
   it and not returned (the AEC environment itself puts every forced turn to its agent).

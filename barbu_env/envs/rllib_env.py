@@ -6,7 +6,7 @@ else in ``barbu_env`` imports this module.
 ``BarbuMultiAgentEnv(config)`` turns ``barbu_env.env()`` into an RLlib
 ``MultiAgentEnv``; ``config`` may give ``rules`` and ``episode`` (``"game"``, the
 default, ``"round"`` or ``"hand"``), as for ``barbu_env.env``, and ``reward_scale``
-(default 1).
+(default 1; a number from -1e30 to 1e30, else a ValueError).
 
 =================  ==============================================================
 Agents             ``player_0`` ... ``player_3`` (all four act; map them to one policy

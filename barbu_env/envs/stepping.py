@@ -6,9 +6,9 @@
   generator). ``check_illegal_action(mode, default)`` refuses any other choice, listing the
   adapter's default first; ``play_instead`` applies the choice. Each adapter keeps its own
   default (the AEC environment ``"raise"``, ``Barbu-v1`` and its vector form ``"random"``).
-- The reward scale: ``check_reward_scale(value)`` is ``value`` as a float if it is a finite
-  real number (not a bool), else a ValueError of one line (a NaN or infinite scale would
-  make every reward NaN or infinite).
+- The reward scale: ``check_reward_scale(value)`` is ``value`` as a float if it is a real
+  number of at most ``MAX_REWARD_SCALE`` in size (not a bool), else a ValueError of one
+  line (a NaN, infinite or huge scale would make rewards and their sums NaN or infinite).
 - The terminal mask: ``action_mask(game, seat)`` is ``seat``'s legal actions as an int8[85]
   mask, all zeros when another seat is to act or the game is over.
 - Playing the others until a seat: ``play_turns(game, agents, until)`` lets the agents seated
@@ -23,6 +23,9 @@ environment's autoreset.
 
 from __future__ import annotations
 
+import math
+import numbers
+import reprlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +38,10 @@ from ..game.engine import IllegalActionError
 if TYPE_CHECKING:
     from ..agents.base import Agent
     from ..game.engine import BarbuState, HandResult
+
+#: The largest reward scale (either sign): a game's settled scores (a few thousand points at
+#: most) times this stay finite in float32, the vector environments' reward type.
+MAX_REWARD_SCALE = 1e30
 
 #: What a step may do with an action off the mask: raise, or play a random legal action instead.
 ILLEGAL_ACTION_MODES = ("raise", "random")
@@ -50,17 +57,24 @@ def check_illegal_action(mode: Any, default: str) -> str:
 
 
 def check_reward_scale(value: Any) -> float:
-    """``value`` as a float if it is a finite real number (not a bool), else ValueError.
+    """``value`` as a float if it is a real number (``numbers.Real``: an int, a float, a
+    fraction, a numpy scalar; not a bool) from ``-MAX_REWARD_SCALE`` to ``MAX_REWARD_SCALE``,
+    else a ValueError of one line.
 
     >>> check_reward_scale(0.01)
     0.01
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"reward_scale must be a finite number, not {value!r}")
-    scale = float(value)
-    if not np.isfinite(scale):
-        raise ValueError(f"reward_scale must be a finite number, not {value!r}")
-    return scale
+    if not isinstance(value, bool | np.bool_) and isinstance(value, numbers.Real):
+        try:
+            scale = float(value)
+        except OverflowError:  # an int past float's range
+            scale = math.inf
+        if abs(scale) <= MAX_REWARD_SCALE:  # False for NaN
+            return scale
+    raise ValueError(
+        f"reward_scale must be a number (an int or a float) from -{MAX_REWARD_SCALE:g} to {MAX_REWARD_SCALE:g},"
+        f" not {reprlib.repr(value)}"
+    )
 
 
 def play_instead(mode: str, legal: Sequence[int], rng: np.random.Generator, refusal: Callable[[], str]) -> int:

@@ -37,7 +37,7 @@ made from names anew for every game with seeds from the sub-environment's genera
 ``seat`` 0-3 or ``"rotate"``, ``skip_forced``, ``illegal_action`` (``"random"``: an
 action off the mask is replaced by a random legal one, ``info["illegal_action"]`` true
 for that sub-environment; ``"raise"``: ``IllegalActionError`` and no game moves),
-``reward_scale``, ``episode`` (``"game"``, ``"round"``, ``"hand"``). ``render_mode``
+``reward_scale`` (a number from -1e30 to 1e30), ``episode`` (``"game"``, ``"round"``, ``"hand"``). ``render_mode``
 must be None (render a game with ``Barbu-v1``). ``hand_results=True`` adds
 ``info["hand_results"]``, ``Barbu-v1``'s per-hand records (building them as text costs
 about a third of a step at N = 256, so they are off by default).

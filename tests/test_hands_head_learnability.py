@@ -1,0 +1,40 @@
+"""``experiments/hands_head_learnability.py`` compares a supervised hands head with what
+counting alone knows and with the belief network, on held-out positions."""
+
+import json
+import math
+
+import pytest
+
+from experiments import hands_head_learnability
+
+
+def test_a_small_run_prints_every_log_loss_on_held_out_positions(capsys):
+    got = hands_head_learnability.main(["--games", "2", "--epochs", "1", "--record", "0.05", "--seed", "3"])
+    assert json.loads(capsys.readouterr().out) == got
+    assert min(got["positions"]) > 0
+    losses = ("uniform", "belief", "head", "head_frozen", "head_on_uniform")
+    assert all(math.isfinite(got[k]) and got[k] > 0 for k in losses)
+    # counting (voids, hand sizes, cards played) knows more than nothing, and the belief network more still
+    assert got["belief"] < got["uniform"] < got["ln3"] == math.log(3)
+    # a head added to the uniform marginals starts from them: one epoch leaves it near them
+    assert abs(got["head_on_uniform"] - got["uniform"]) < 0.05
+    assert all(0 <= got[f"{k}_accuracy"] <= 1 for k in ("head", "head_frozen", "head_on_uniform"))
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["--player", "random"], "invalid choice: 'random'"),
+        (["--epochs", "0"], "--epochs: must be an integer of at least 1, not 0"),
+        (["--record", "nan"], "--record: must be a share above 0 and at most 1, not nan"),
+        (["--record", "1.5"], "--record: must be a share above 0 and at most 1"),
+        (["--games", "-3"], "--games: must be an integer of at least 1, not -3"),
+        (["--lr", "inf"], "--lr: must be a finite number above 0, not inf"),
+        (["--games", "1", "--record", "1e-7"], "no decision was recorded in 1 games"),
+    ],
+)
+def test_odd_arguments_are_refused_before_any_network_is_fitted(argv, says, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        hands_head_learnability.main(argv)
+    assert stopped.value.code == 2 and says in capsys.readouterr().err
