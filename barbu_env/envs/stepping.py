@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from ..game.engine import BarbuState, HandResult
 
 #: The largest reward scale (either sign): a game's settled scores (a few thousand points at
-#: most) times this stay finite in float32, the vector environments' reward type.
+#: most) times this stay finite even in float32, where a learner's buffers often keep them.
 MAX_REWARD_SCALE = 1e30
 
 #: What a step may do with an action off the mask: raise, or play a random legal action instead.
