@@ -23,9 +23,6 @@ environment's autoreset.
 
 from __future__ import annotations
 
-import math
-import numbers
-import reprlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +31,8 @@ import numpy as np
 from ..game.actions import AGENTS, NUM_ACTIONS, mask_array
 from ..game.constants import NUM_PLAYERS
 from ..game.engine import IllegalActionError
+from ..util.argtypes import Range
+from ..util.files import quote
 
 if TYPE_CHECKING:
     from ..agents.base import Agent
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
 #: The largest reward scale (either sign): a game's settled scores (a few thousand points at
 #: most) times this stay finite even in float32, where a learner's buffers often keep them.
 MAX_REWARD_SCALE = 1e30
+_REWARD_SCALE = Range(-MAX_REWARD_SCALE, MAX_REWARD_SCALE, integer=False)
 
 #: What a step may do with an action off the mask: raise, or play a random legal action instead.
 ILLEGAL_ACTION_MODES = ("raise", "random")
@@ -58,22 +58,17 @@ def check_illegal_action(mode: Any, default: str) -> str:
 
 def check_reward_scale(value: Any) -> float:
     """``value`` as a float if it is a real number (``numbers.Real``: an int, a float, a
-    fraction, a numpy scalar; not a bool) from ``-MAX_REWARD_SCALE`` to ``MAX_REWARD_SCALE``,
-    else a ValueError of one line.
+    fraction, a numpy scalar; not a bool) from ``-MAX_REWARD_SCALE`` to ``MAX_REWARD_SCALE``
+    (``argtypes.Range``'s test), else a ValueError of one line.
 
     >>> check_reward_scale(0.01)
     0.01
     """
-    if not isinstance(value, bool | np.bool_) and isinstance(value, numbers.Real):
-        try:
-            scale = float(value)
-        except OverflowError:  # an int past float's range
-            scale = math.inf
-        if abs(scale) <= MAX_REWARD_SCALE:  # False for NaN
-            return scale
+    if _REWARD_SCALE.holds(value):
+        return float(value)
     raise ValueError(
         f"reward_scale must be a number (an int or a float) from -{MAX_REWARD_SCALE:g} to {MAX_REWARD_SCALE:g},"
-        f" not {reprlib.repr(value)}"
+        f" not {quote(value)}"
     )
 
 
