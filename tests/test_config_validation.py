@@ -75,6 +75,7 @@ BAD: dict[str, list] = {
     "card_embed": [0, 10**6],
     "central_critic": [[1]],
     "hands_coef": [-0.1, float("nan"), 10**7, "1"],
+    "hands_uniform": [-1, 2**24 + 1, 0.5, "8"],
     "bc_iterations": [-1],
     "bc_teacher": ["no_such_agent", "heuristic:worlds=3"],
     "bc_epochs": [0],
@@ -104,6 +105,7 @@ BAD_TOGETHER = [
     ({"opp_self": 0, "opp_pool": 0, "opp_baselines": 0}, "opp_pool"),
     ({"kl_coef": 0.5}, "kl_anchor"),
     ({"hands_coef": 0.5}, "central_critic"),
+    ({"hands_uniform": 4096}, "hands_coef"),
 ]
 CASES = [(dict([(f, v)]), f) for f, values in BAD.items() for v in values] + BAD_TOGETHER
 

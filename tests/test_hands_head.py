@@ -15,6 +15,7 @@ import pytest
 import torch
 from tiny_runs import tiny
 
+from barbu_env import belief
 from barbu_env.agents.registry import make_agent
 from barbu_env.evaluation.tournament import evaluate
 from barbu_env.game.cards import NUM_CARDS
@@ -124,6 +125,56 @@ def test_ppo_updates_with_the_hands_term_teach_the_head_where_the_hidden_cards_a
     plain = ppo.ppo_update(model, optimizer, batch, dataclasses.replace(args, hands_coef=0.0), gen)
     assert "losses/hands" not in plain
     assert torch.equal(model.hands_head.weight, head)
+
+
+def test_the_uniform_hands_batch_holds_drawn_positions_their_hands_and_the_exact_uniform_marginals(hands_trainer):
+    _, rollout = hands_trainer
+    batch = ppo.as_tensors(rollout, True)
+    h = ppo.uniform_hands_batch(batch, 40, torch.Generator().manual_seed(1), OBS_DIM)
+    assert h["obs"].shape == (40, OBS_DIM) and h["hidden"].shape == h["log_uniform"].shape == (40, 3, NUM_CARDS)
+    rows = [int(np.flatnonzero((rollout.obs == o).all(1))[0]) for o in h["obs"].numpy()]
+    assert len(set(rows)) > 30  # drawn from the whole rollout
+    assert np.array_equal(h["hidden"].numpy(), rollout.states[rows, OBS_DIM:].reshape(-1, 3, NUM_CARDS))
+    for o, lu in zip(h["obs"].numpy()[:5], h["log_uniform"].numpy()[:5], strict=True):
+        expected = belief.probabilities(o, model=belief.UNIFORM)[:, 1:].T  # [3, 52], relative seats 1-3
+        assert np.allclose(np.exp(lu), expected, atol=1e-6)
+    held = h["hidden"] > 0  # every hidden card's true seat is one the uniform marginals allow
+    assert (h["log_uniform"][held] > -1e3).all()
+    assert len(ppo.uniform_hands_batch(batch, 10**6, torch.Generator(), OBS_DIM)["obs"]) == len(rollout.obs)
+
+
+def test_with_hands_uniform_the_term_is_the_uniform_marginals_log_loss_for_a_zero_head_and_falls_below_it(
+    hands_trainer,
+):
+    trainer, rollout = hands_trainer
+    batch = ppo.as_tensors(rollout, True)
+    model = BarbuActorCritic(trainer.model.config)
+    model.load_state_dict(trainer.model.state_dict())
+    torch.nn.init.zeros_(model.hands_head.weight)
+    torch.nn.init.zeros_(model.hands_head.bias)
+    h = ppo.uniform_hands_batch(batch, 400, torch.Generator().manual_seed(2), OBS_DIM)
+    held = h["hidden"] > 0
+    uniform_loss = float(-h["log_uniform"][held].mean() * 3) / 3  # the uniform sampler's log-loss per hidden card
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    n = len(rollout.actions)
+    args = config.Args(central_critic=True, hands_coef=1.0, hands_uniform=400, **tiny(minibatch_size=n))
+    gen = torch.Generator().manual_seed(0)
+    first = ppo.ppo_update(model, optimizer, batch, dataclasses.replace(args, update_epochs=1), gen, hands_batch=h)
+    assert first["losses/hands"] == pytest.approx(uniform_loss, abs=1e-4)
+    assert first["losses/hands"] < np.log(3) - 0.01  # counting knows more than nothing
+    for _ in range(30):
+        last = ppo.ppo_update(model, optimizer, batch, args, gen, hands_batch=h)
+    assert last["losses/hands"] < first["losses/hands"] - 0.02, (first["losses/hands"], last["losses/hands"])
+
+
+def test_a_run_with_hands_uniform_logs_the_term_below_knowing_nothing(tmp_path):
+    args = config.Args(
+        run_dir=str(tmp_path), exp_name="u", central_critic=True, hands_coef=1.0, hands_uniform=64, **tiny()
+    )
+    trainer = Trainer(args)
+    trainer.iteration += 1  # as ``iterate`` does: iteration 0 would be the warm start's
+    stats = trainer.update(trainer.collect())
+    assert 0 < stats["losses/hands"] < np.log(3) - 0.01  # a fresh head on the uniform marginals: near counting
 
 
 def test_a_run_with_the_hands_term_starts_from_a_network_without_the_head_and_its_checkpoint_plays(tmp_path):

@@ -314,6 +314,11 @@ class Args:
     """Weight of an auxiliary loss in PPO's updates: a head on the policy's trunk learns which other seat holds each
     card the player cannot see, from the privileged view's hands (``barbu_models.policy.hands_loss``; above 0 needs
     ``central_critic``, whose view holds them, and adds the head to the network; 0: no head, no term)."""
+    hands_uniform: int = _field(0, ge=0, le=2**24)
+    """With ``hands_coef``: positions of each rollout, drawn at random, on which the hands head learns as a correction
+    to the exact uniform marginals (its logits added to their logarithms, as the belief network learns; the marginals
+    cost about 0.1 ms a position), the term then on those alone (0: the head's logits alone, on every minibatch's
+    rows)."""
     bc_iterations: int = _field(0, ge=0, le=10**9)
     """Iterations of imitation before PPO: whole games of ``bc_teacher`` in every seat, the policy trained to pick its
     actions and the value head to predict the returns (0: start from scratch)."""
@@ -402,6 +407,8 @@ class Args:
             raise ConfigError(
                 f"hands_coef {self.hands_coef:g} needs central_critic: the privileged view holds the hands it learns"
             )
+        if self.hands_uniform and not self.hands_coef:
+            raise ConfigError(f"hands_uniform {self.hands_uniform} needs hands_coef above 0: it shapes that term")
         if not self.workers:
             alone = [n for n in ("ray_address", "worker_resource", "overlap") if getattr(self, n)]
             if alone:

@@ -9,9 +9,11 @@ of CleanRL's ``ppo.py``. Read top to bottom: the updates, then ``PPO``, the lear
 2. update: ``update_epochs`` passes of clipped PPO over shuffled minibatches
    (``ppo_update``; with ``kl_coef`` above 0, a KL term toward a frozen anchor network,
    ``anchor_kl``; with ``hands_coef`` above 0, an auxiliary loss: where the hidden cards
-   are, ``hands_loss``), or during the warm start (``bc_iterations``) the teacher's actions and
-   returns learnt by imitation (``imitation_update``); the rollout's returns, the losses and
-   the weights must be finite (``NotFinite`` otherwise);
+   are, ``hands_loss``, with ``hands_uniform`` as a correction to the uniform marginals on
+   positions drawn from the rollout, ``uniform_hands_batch``), or during the warm start
+   (``bc_iterations``) the teacher's actions and returns learnt by imitation
+   (``imitation_update``); the rollout's returns, the losses and the weights must be
+   finite (``NotFinite`` otherwise);
 3. snapshot: every ``snapshot_every`` iterations a copy of the weights joins the opponents'
    pool (at most ``pool_size``);
 4. log: TensorBoard scalars, ``charts/`` (decisions per second, learning rate, the learning
@@ -35,6 +37,7 @@ from barbu_env.util.extras import needs
 with needs("train", "barbu_training.ppo"):  # one line if the extra is missing
     import torch
 
+from barbu_env import belief
 from barbu_env.game.cards import NUM_CARDS
 from barbu_env.util.files import quote
 from barbu_models.policy import BarbuActorCritic, MaskedCategorical, hands_loss
@@ -108,6 +111,21 @@ def imitation_update(
     return {"losses/bc_loss": bc_loss.item(), "losses/bc_value_loss": v_loss.item(), "charts/bc_accuracy": accuracy}
 
 
+def uniform_hands_batch(b: dict, count: int, gen: torch.Generator, obs_dim: int) -> dict[str, torch.Tensor]:
+    """``count`` positions of the rollout ``b`` (all if it has fewer), drawn with ``gen``:
+    their observations ``obs``, the other three hands ``hidden`` ``[k, 3, 52]`` (relative
+    seats 1-3: the privileged view's rows past ``obs_dim``) and ``log_uniform`` ``[k, 3,
+    52]``, the logarithms of the exact uniform marginals (``barbu_env.belief``,
+    ``model="uniform"``; -1e4 where a seat cannot hold the card): ``ppo_update``'s hands
+    term with ``hands_uniform``."""
+    rows = torch.randperm(len(b["obs"]), generator=gen)[:count]
+    obs = b["obs"][rows]
+    uniform = np.stack([belief.probabilities(o, model=belief.UNIFORM)[:, 1:] for o in obs.numpy()])  # [k, 52, 3]
+    with np.errstate(divide="ignore"):
+        log_uniform = torch.from_numpy(np.log(uniform)).permute(0, 2, 1).float().clamp_min(-1e4)
+    return {"obs": obs, "hidden": b["states"][rows, obs_dim:].reshape(-1, 3, NUM_CARDS), "log_uniform": log_uniform}
+
+
 def anchor_kl(anchor: MaskedCategorical, policy: MaskedCategorical) -> torch.Tensor:
     """KL(anchor || policy) of each row, over its legal actions (both masked alike): 0
     where the two distributions are equal, positive elsewhere."""
@@ -123,6 +141,7 @@ def ppo_update(
     gen: torch.Generator,
     dtype: torch.dtype = torch.float32,
     anchor: BarbuActorCritic | None = None,
+    hands_batch: dict[str, torch.Tensor] | None = None,
 ) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over the rollout (CleanRL's update, with the
     masks reapplied; minibatches shuffled with ``gen``; the forward passes' matrix products
@@ -136,18 +155,22 @@ def ppo_update(
     forward pass under no_grad (``losses/kl_anchor``: the last minibatch's). With
     ``args.hands_coef`` above 0 it adds ``hands_coef`` times the hands head's
     ``hands_loss`` against the privileged view's hands (``losses/hands`` and
-    ``losses/hands_accuracy``: the last minibatch's)."""
+    ``losses/hands_accuracy``: the last minibatch's): over each minibatch's rows, or, given
+    a ``hands_batch`` (``uniform_hands_batch``), over its next share of those positions, the
+    head's logits added to the uniform marginals' logarithms."""
     n = len(b["obs"])
     device = next(model.parameters()).device
     clipfracs, approx_kl, first_ratio_error = [], torch.tensor(0.0), None
     pull = anchor is not None and args.kl_coef > 0
     aux = args.hands_coef > 0
+    share = 0 if hands_batch is None else -(-len(hands_batch["obs"]) // -(-n // args.minibatch_size))
     for _epoch in range(args.update_epochs):
         perm = torch.randperm(n, generator=gen)
-        for lo in range(0, n, args.minibatch_size):
+        hands_perm = None if hands_batch is None else torch.randperm(len(hands_batch["obs"]), generator=gen)
+        for i, lo in enumerate(range(0, n, args.minibatch_size)):
             m = minibatch(b, perm[lo : lo + args.minibatch_size], device)
             with autocast(dtype, device):
-                logits, newvalue, hands = model.heads(m["obs"], m.get("states"), hands=aux)
+                logits, newvalue, hands = model.heads(m["obs"], m.get("states"), hands=aux and hands_batch is None)
             logits, newvalue = logits.float(), newvalue.float()
             dist = MaskedCategorical(logits, m["masks"])
             newlogprob = dist.log_prob(m["actions"])
@@ -176,9 +199,15 @@ def ppo_update(
                     anchor_logits = anchor.policy_head(anchor.features(m["obs"]))
                 kl_anchor = anchor_kl(MaskedCategorical(anchor_logits.float(), m["masks"]), dist).mean()
                 loss = loss + args.kl_coef * kl_anchor
-            if aux:
+            if aux and hands_batch is None:
                 hidden = m["states"][:, model.config.obs_dim :].view(-1, 3, NUM_CARDS)
                 h_loss, h_accuracy = hands_loss(hands, hidden)
+                loss = loss + args.hands_coef * h_loss
+            elif aux and len(rows := hands_perm[i * share : (i + 1) * share]):
+                h = minibatch(hands_batch, rows, device)
+                with autocast(dtype, device):
+                    hands = model.hands_head(model.features(h["obs"])).view(-1, 3, NUM_CARDS)
+                h_loss, h_accuracy = hands_loss(hands.float() + h["log_uniform"], h["hidden"])
                 loss = loss + args.hands_coef * h_loss
             optimizer.zero_grad()
             loss.backward()
@@ -334,8 +363,13 @@ class PPO:
             raise NotFinite("the rollout's returns (rewards past float32's range: reward_scale times the scores)")
         update = imitation_update if self.imitating() else ppo_update
         anchor = (self.anchor,) if self.anchor is not None and not self.imitating() else ()
+        extra = {}
+        if args.hands_coef > 0 and args.hands_uniform and not self.imitating():
+            extra["hands_batch"] = uniform_hands_batch(
+                batch, args.hands_uniform, self.update_gen, self.model.config.obs_dim
+            )
         try:
-            stats = update(self.model, self.optimizer, batch, args, self.update_gen, self.dtype, *anchor)
+            stats = update(self.model, self.optimizer, batch, args, self.update_gen, self.dtype, *anchor, **extra)
         except torch.OutOfMemoryError:
             raise
         except (RuntimeError, OverflowError, FloatingPointError) as e:  # a number torch cannot hold
