@@ -12,6 +12,17 @@ players' hands (``ObservationEncoder.privileged``), its card rows (the observati
 and the 3 hidden hands) encoded the same way. Seeing the hidden cards, it predicts a
 hand's outcome far better, which lowers the variance of the advantages.
 
+With ``belief_hidden > 0`` the network embeds a frozen belief network
+(``barbu_models.belief.BeliefNet``) and the policy's trunk reads three more card rows,
+computed inside the same forward pass (``BarbuActorCritic.belief_rows``): for each other
+seat (relative seats 1, 2, 3), the probability that it holds each card, the belief
+network's logits over the seats that may hold each unseen card (by their ``excluded``
+rows and the cards they have left), then scaled in a few alternating passes so that each
+seat's row sums toward its count of cards and each card's column to 1 (0 for a card the
+observer has seen). That fit approximates the exact constraints ``barbu_env.belief``
+applies (which need a dynamic programme per position, no tensor operation);
+``with_belief_rows`` adds the rows to a network without changing its policy or value.
+
 Masking touches only the distribution: illegal logits are replaced by the most negative
 float, so their probability is exactly 0, and the entropy sums over legal actions only
 (the approach of sb3-contrib's MaskableCategorical).
@@ -40,7 +51,22 @@ with needs("train", "barbu_models.policy"):  # one line if the extra is missing
     import torch
     from torch import nn
 
+from barbu_env.game.observation import OFFSETS
+from barbu_models.belief import BeliefConfig, BeliefModel, BeliefNet
 from barbu_models.device import resolve_device
+
+#: Card rows the embedded belief network adds to the policy's (relative seats 1, 2, 3).
+BELIEF_ROWS = 3
+#: Passes that fit the belief rows to each other seat's count of cards (``belief_rows``).
+BELIEF_FIT_PASSES = 8
+#: The belief network's logits are clipped to this (an overconfident logit cannot rule a seat out).
+BELIEF_CLIP = 10.0
+#: The most cards a hand holds (the observation's ``cards_left`` are counts over it).
+MAX_HAND = 13
+_HAND_ROW = OFFSETS["hand"][0] // NUM_CARDS
+_PLAYED_ROWS = slice(OFFSETS["played"][0] // NUM_CARDS, OFFSETS["played"][1] // NUM_CARDS)
+_EXCLUDED_OTHERS = slice(OFFSETS["excluded"][0] // NUM_CARDS + 1, OFFSETS["excluded"][1] // NUM_CARDS)
+_LEFT_OTHERS = slice(OFFSETS["cards_left"][0] + 1, OFFSETS["cards_left"][1])
 
 
 @dataclass(frozen=True)
@@ -65,6 +91,11 @@ class PolicyConfig:
     hands_head: int = 0
     """1: a head on the policy's trunk with logits ``[B, 3, 52]``, for each card which of the
     other three seats (relative seats 1, 2, 3) holds it (``BarbuActorCritic.heads``); 0: none."""
+    belief_hidden: int = 0
+    """Width of the embedded belief network's hidden layers (0: none, the trunk reads the
+    observation alone; module docstring)."""
+    belief_layers: int = 0
+    """Hidden layers of the embedded belief network (0 without one)."""
     obs_layout: int = 2
     """The observation layout the network reads (``barbu_env.game.observation.OBS_LAYOUT``;
     checkpoints saved before layouts were numbered read layout 1). A checkpoint of another
@@ -148,8 +179,11 @@ class BarbuActorCritic(nn.Module):
         self.config = config
         c = config
         self.card_end = c.card_rows * NUM_CARDS
-        self.cards = CardRowEncoder(c.card_rows, c.card_embed)
-        trunk_in = c.card_rows * c.card_embed + (c.obs_dim - self.card_end)
+        extra_rows = BELIEF_ROWS if c.belief_hidden else 0
+        self.cards = CardRowEncoder(c.card_rows + extra_rows, c.card_embed)
+        if c.belief_hidden:
+            self.belief = BeliefNet(BeliefConfig(c.obs_dim, c.belief_hidden, c.belief_layers)).requires_grad_(False)
+        trunk_in = (c.card_rows + extra_rows) * c.card_embed + (c.obs_dim - self.card_end)
         layers: list[nn.Module] = []
         for i in range(c.layers):
             layers += [layer_init(nn.Linear(trunk_in if i == 0 else c.hidden, c.hidden)), nn.ReLU()]
@@ -162,7 +196,7 @@ class BarbuActorCritic(nn.Module):
             self.critic_cards = CardRowEncoder(c.card_rows + self.hidden_rows, c.card_embed)
             critic_layers: list[nn.Module] = []
             for i in range(c.layers):
-                critic_in = trunk_in + self.hidden_rows * c.card_embed
+                critic_in = trunk_in + (self.hidden_rows - extra_rows) * c.card_embed
                 critic_layers += [layer_init(nn.Linear(critic_in if i == 0 else c.hidden, c.hidden)), nn.ReLU()]
             self.critic = nn.Sequential(*critic_layers, layer_init(nn.Linear(c.hidden, 1), std=1.0))
         else:
@@ -170,7 +204,24 @@ class BarbuActorCritic(nn.Module):
 
     def features(self, obs: torch.Tensor) -> torch.Tensor:
         cards = obs[:, : self.card_end].reshape(obs.shape[0], self.config.card_rows, NUM_CARDS)
+        if self.config.belief_hidden:
+            cards = torch.cat([cards, self.belief_rows(obs).to(cards.dtype)], dim=1)
         return self.trunk(torch.cat([self.cards(cards), obs[:, self.card_end :]], dim=1))
+
+    def belief_rows(self, obs: torch.Tensor) -> torch.Tensor:
+        """``[B, 3, 52]``: for relative seats 1, 2, 3 the probability that each card is in
+        their hand, from the embedded belief network and the counting prior (module
+        docstring); each unseen card's column sums to 1 over the seats that may hold it."""
+        cards = obs[:, : self.card_end].reshape(obs.shape[0], self.config.card_rows, NUM_CARDS).float()
+        seen = cards[:, _HAND_ROW] + cards[:, _PLAYED_ROWS].sum(1)  # [B, 52]
+        left = obs[:, _LEFT_OTHERS].float() * MAX_HAND  # [B, 3]: cards each other seat holds
+        may = (seen < 0.5)[:, None, :] & (cards[:, _EXCLUDED_OTHERS] < 0.5) & (left > 0.5)[:, :, None]
+        score = self.belief(obs).float().transpose(1, 2).clamp(-BELIEF_CLIP, BELIEF_CLIP)
+        p = torch.softmax(score.masked_fill(~may, -1e9), dim=1) * may
+        for _ in range(BELIEF_FIT_PASSES):  # each seat's row toward its count, each card's column back to 1
+            p = p * (left / p.sum(2).clamp_min(1e-12))[:, :, None]  # finite: p <= 1, so at most 1.3e13
+            p = p / p.sum(1, keepdim=True).clamp_min(1e-12)
+        return p
 
     def critic_features(self, state: torch.Tensor) -> torch.Tensor:
         """The privileged critic's input: all card rows encoded, then the small fields."""
@@ -262,7 +313,8 @@ def with_privileged_critic(model: BarbuActorCritic, state_dim: int) -> BarbuActo
         first, rest = critic[0], zip(critic[1:-1], trunk[1:], strict=True)
         first.weight.zero_()
         first.weight[:, :cards] = trunk[0].weight[:, :cards]
-        first.weight[:, cards + hidden_cols :] = trunk[0].weight[:, cards:]
+        small = c.obs_dim - c.card_rows * NUM_CARDS  # the small fields: the trunk's last columns (belief rows first)
+        first.weight[:, cards + hidden_cols :] = trunk[0].weight[:, -small:]
         first.bias.copy_(trunk[0].bias)
         for new, old in rest:
             new.weight.copy_(old.weight)
@@ -270,6 +322,57 @@ def with_privileged_critic(model: BarbuActorCritic, state_dim: int) -> BarbuActo
         critic[-1].weight.copy_(model.critic.weight)
         critic[-1].bias.copy_(model.critic.bias)
     return wide
+
+
+def with_belief_rows(model: BarbuActorCritic, belief: BeliefModel) -> BarbuActorCritic:
+    """A copy of ``model`` that embeds ``belief``'s network (its temperature folded into the
+    last layer; frozen) and reads its three card rows (``BarbuActorCritic.belief_rows``)
+    through encoders of their own and trunk weights of zero: the policy, the value and any
+    hands head are ``model``'s, unchanged, until training moves those weights."""
+    c = model.config
+    if c.belief_hidden:
+        raise ValueError("the model already reads the belief rows")
+    net = belief.net
+    if net.config.obs_dim != c.obs_dim:
+        raise ValueError(f"the belief network reads {net.config.obs_dim} values, the policy {c.obs_dim}")
+    made = BarbuActorCritic(dataclasses.replace(c, belief_hidden=net.config.hidden, belief_layers=net.config.layers))
+    old = model.state_dict()
+    kept = {k: v for k, v in old.items() if k not in ("cards.weight", "cards.bias", "trunk.0.weight")}
+    missing, unexpected = made.load_state_dict(kept, strict=False)
+    if unexpected or {k for k in missing if not k.startswith("belief.")} - {
+        "cards.weight",
+        "cards.bias",
+        "trunk.0.weight",
+    }:
+        raise ValueError(f"not a network this one extends: {unexpected or missing}")
+    encoded = c.card_rows * c.card_embed
+    added = BELIEF_ROWS * c.card_embed
+    with torch.no_grad():
+        made.cards.weight[: c.card_rows] = old["cards.weight"]
+        made.cards.bias[: c.card_rows] = old["cards.bias"]
+        first = made.trunk[0].weight
+        first.zero_()
+        first[:, :encoded] = old["trunk.0.weight"][:, :encoded]
+        first[:, encoded + added :] = old["trunk.0.weight"][:, encoded:]
+    return load_belief(made, belief)
+
+
+def load_belief(model: BarbuActorCritic, belief: BeliefModel) -> BarbuActorCritic:
+    """``model`` (which embeds a belief network of ``belief``'s shape) with ``belief``'s
+    weights in it, the temperature folded into the last layer; returns ``model``."""
+    if not model.config.belief_hidden:
+        raise ValueError("the model embeds no belief network")
+    mine = [m for m in model.belief.body if isinstance(m, nn.Linear)]
+    theirs = [m for m in belief.net.body if isinstance(m, nn.Linear)]  # its dropout layers hold no weights
+    if [m.weight.shape for m in mine] != [m.weight.shape for m in theirs]:
+        raise ValueError("the belief network is not of the shape the model embeds")
+    with torch.no_grad():
+        for new, old in zip(mine, theirs, strict=True):
+            new.weight.copy_(old.weight)
+            new.bias.copy_(old.bias)
+        mine[-1].weight /= belief.temperature
+        mine[-1].bias /= belief.temperature
+    return model
 
 
 # ---------------------------------------------------------------------- checkpoints
@@ -313,7 +416,8 @@ def checked_config(config: Any, where: str = "checkpoint") -> PolicyConfig:
     """The ``PolicyConfig`` of a checkpoint's ``model_config`` if this barbu can build and
     feed it: a mapping of ``PolicyConfig`` fields (missing ones take their defaults), each an
     integer; the sizes within ``SIZE_LIMITS``; the observation (``obs_dim``, ``card_rows``,
-    ``obs_layout``) and the actions today's; ``hands_head`` 0 or 1; ``state_dim`` 0 or the
+    ``obs_layout``) and the actions today's; ``hands_head`` 0 or 1; ``belief_hidden`` and
+    ``belief_layers`` both 0 or both within the sizes; ``state_dim`` 0 or the
     privileged view's (``obs_dim`` plus three hidden hands). A ValueError of one line naming ``where`` and the
     field otherwise. Nothing is built."""
     if not isinstance(config, dict):
@@ -338,6 +442,14 @@ def checked_config(config: Any, where: str = "checkpoint") -> PolicyConfig:
                 f"{where}: model_config {name} is {quote(getattr(made, name))}; this barbu's networks have "
                 f"{getattr(today, name)}"
             )
+    if (made.belief_hidden > 0) != (made.belief_layers > 0) or not (
+        0 <= made.belief_hidden <= SIZE_LIMITS["hidden"][1] and 0 <= made.belief_layers <= SIZE_LIMITS["layers"][1]
+    ):
+        raise ValueError(
+            f"{where}: model_config belief_hidden and belief_layers must be both 0 or both positive (at most "
+            f"{SIZE_LIMITS['hidden'][1]} and {SIZE_LIMITS['layers'][1]}), not {made.belief_hidden} and "
+            f"{made.belief_layers}"
+        )
     if made.hands_head not in (0, 1):
         raise ValueError(f"{where}: model_config hands_head must be 0 or 1, not {quote(made.hands_head)}")
     privileged = made.obs_dim + 3 * NUM_CARDS

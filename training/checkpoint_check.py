@@ -45,7 +45,7 @@ def check_resumable(payload: dict[str, Any], config: PolicyConfig) -> None:
     if theirs != config:
         raise ValueError(
             f"its network ({_network(theirs)}) is not the one this config builds ({_network(config)}): "
-            "set hidden/layers/card_embed/central_critic/hands_coef to the checkpoint's"
+            "set hidden/layers/card_embed/central_critic/hands_coef/belief_rows to the checkpoint's"
         )
     if "optimizer" not in payload:
         raise ValueError(
@@ -75,7 +75,8 @@ def check_resumable(payload: dict[str, Any], config: PolicyConfig) -> None:
 def _network(c: PolicyConfig) -> str:
     critic = "a privileged critic" if c.state_dim else "no privileged critic"
     head = "a hands head" if c.hands_head else "no hands head"
-    return f"hidden {c.hidden}, layers {c.layers}, card_embed {c.card_embed}, {critic}, {head}"
+    rows = "belief rows" if c.belief_hidden else "no belief rows"
+    return f"hidden {c.hidden}, layers {c.layers}, card_embed {c.card_embed}, {critic}, {head}, {rows}"
 
 
 def _count(name: str, value: Any) -> None:

@@ -319,6 +319,11 @@ class Args:
     to the exact uniform marginals (its logits added to their logarithms, as the belief network learns; the marginals
     cost about 0.1 ms a position), the term then on those alone (0: the head's logits alone, on every minibatch's
     rows)."""
+    belief_rows: bool = _field(False)
+    """The policy also reads where the hidden cards are: the shipped belief network, frozen inside the policy
+    network, gives three more card rows (for each other seat, the probability that it holds each card;
+    ``barbu_models.policy.with_belief_rows``), computed in the same forward pass. A run with it starts from a network
+    without them through trunk weights of zero (the policy unchanged)."""
     bc_iterations: int = _field(0, ge=0, le=10**9)
     """Iterations of imitation before PPO: whole games of ``bc_teacher`` in every seat, the policy trained to pick its
     actions and the value head to predict the returns (0: start from scratch)."""
@@ -561,7 +566,23 @@ def model_config(args: Args) -> PolicyConfig:
         card_embed=args.card_embed,
         state_dim=PRIVILEGED_DIM if args.central_critic else 0,
         hands_head=int(args.hands_coef > 0),
+        **(shipped_belief_shape() if args.belief_rows else {}),
     )
+
+
+def shipped_belief() -> Any:
+    """The shipped belief network (``barbu_models.belief.BeliefModel``) that ``belief_rows`` embeds."""
+    from barbu_env.agents.belief import SHIPPED_MODEL
+    from barbu_models.belief import BeliefModel
+
+    return BeliefModel.load(SHIPPED_MODEL)
+
+
+@functools.cache
+def shipped_belief_shape() -> dict[str, int]:
+    """``belief_hidden`` and ``belief_layers`` of the shipped belief network (``belief_rows``)."""
+    config = shipped_belief().net.config
+    return {"belief_hidden": config.hidden, "belief_layers": config.layers}
 
 
 # ---------------------------------------------------------------------- files and flags

@@ -40,8 +40,8 @@ with needs("train", "barbu_training.ppo"):  # one line if the extra is missing
 from barbu_env import belief
 from barbu_env.game.cards import NUM_CARDS
 from barbu_env.util.files import quote
-from barbu_models.policy import BarbuActorCritic, MaskedCategorical, hands_loss
-from barbu_training.config import Args, model_config
+from barbu_models.policy import BarbuActorCritic, MaskedCategorical, hands_loss, load_belief
+from barbu_training.config import Args, model_config, shipped_belief
 from barbu_training.precision import autocast
 from barbu_training.rollout import GAME_KINDS, Collector, Rollout, rollout_generators
 
@@ -264,7 +264,10 @@ class PPO:
         self.args, self.device, self.dtype = args, device, dtype
         torch.manual_seed(args.seed)  # the initial weights (drawn on the CPU: the same on every device)
         torch.set_num_threads(args.torch_threads)
-        self.model = BarbuActorCritic(model_config(args)).to(device)
+        self.model = BarbuActorCritic(model_config(args))
+        if args.belief_rows:  # the shipped belief network, frozen inside the policy
+            load_belief(self.model, shipped_belief())
+        self.model.to(device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.learning_rate, eps=1e-5)
         self.update_gen = torch.Generator().manual_seed(args.seed)  # the updates' minibatch shuffles
         self.iteration = self.decisions = self.next_snapshot_id = 0

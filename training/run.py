@@ -58,10 +58,11 @@ from barbu_models.policy import (
     BarbuActorCritic,
     load_checkpoint,
     save_checkpoint,
+    with_belief_rows,
     with_hands_head,
     with_privileged_critic,
 )
-from barbu_training.config import Args, ConfigError
+from barbu_training.config import Args, ConfigError, shipped_belief
 from barbu_training.ppo import PPO, NotFinite
 from barbu_training.preflight import Prepared, prepare
 from barbu_training.rollout import Collector, Rollout
@@ -250,15 +251,33 @@ class Trainer(PPO):
         (``barbu_models.policy.with_privileged_critic``: its critic starts as the checkpoint's
         value head), and a run with ``hands_coef`` from a network without a hands head (a
         fresh one, ``with_hands_head``) or one without from a network with it (the head
-        dropped: acting never reads it)."""
+        dropped: acting never reads it), and a run with ``belief_rows`` from a network
+        without them (``with_belief_rows``: the policy unchanged)."""
         start, _ = loaded or load_checkpoint(checkpoint_path(spec))
         wanted = self.model.config
-        grown = dataclasses.replace(start.config, state_dim=wanted.state_dim, hands_head=wanted.hands_head)
-        if grown == wanted and start.config.state_dim <= wanted.state_dim:  # a critic is added, never dropped
+        grown = dataclasses.replace(
+            start.config,
+            state_dim=wanted.state_dim,
+            hands_head=wanted.hands_head,
+            belief_hidden=wanted.belief_hidden,
+            belief_layers=wanted.belief_layers,
+        )
+        # a critic or the belief rows are added, never dropped
+        if (
+            grown == wanted
+            and start.config.state_dim <= wanted.state_dim
+            and start.config.belief_hidden
+            in (
+                0,
+                wanted.belief_hidden,
+            )
+        ):
             if wanted.state_dim and not start.config.state_dim:
                 start = with_privileged_critic(start, wanted.state_dim)
             if wanted.hands_head != start.config.hands_head:
                 start = with_hands_head(start, bool(wanted.hands_head))
+            if wanted.belief_hidden and not start.config.belief_hidden:
+                start = with_belief_rows(start, shipped_belief())
         self._load_weights(spec, start)
 
     def _load_weights(self, source: str, model: BarbuActorCritic) -> None:
@@ -267,7 +286,7 @@ class Trainer(PPO):
         if model.config != self.model.config:
             raise ValueError(
                 f"{source}: the checkpoint's network ({model.config}) is not the one this config builds "
-                f"({self.model.config}): set hidden/layers/card_embed/central_critic to the checkpoint's"
+                f"({self.model.config}): set hidden/layers/card_embed/central_critic/belief_rows to the checkpoint's"
             )
         self.model.load_state_dict(model.state_dict())
 

@@ -55,7 +55,14 @@ def stage_args(args: Args) -> list[Args]:
                     "evaluations write, and its eval_every is 0"
                 )
             mine, theirs = model_config(made), model_config(prev)
-            if dataclasses.replace(theirs, state_dim=mine.state_dim, hands_head=mine.hands_head) != mine:
+            grown = dataclasses.replace(
+                theirs,
+                state_dim=mine.state_dim,
+                hands_head=mine.hands_head,
+                belief_hidden=mine.belief_hidden,
+                belief_layers=mine.belief_layers,
+            )
+            if grown != mine:
                 raise ConfigError(
                     f"{where}: hidden/layers/card_embed build another network than stage {k - 1}'s, "
                     f"which it starts from ({mine.hidden}x{mine.layers}, {mine.card_embed} against "
@@ -63,6 +70,8 @@ def stage_args(args: Args) -> list[Args]:
                 )
             if mine.state_dim < theirs.state_dim:
                 raise ConfigError(f"{where}: central_critic false cannot start from stage {k - 1}'s privileged critic")
+            if theirs.belief_hidden and not mine.belief_hidden:
+                raise ConfigError(f"{where}: belief_rows false cannot start from stage {k - 1}'s belief rows")
         folder = Path(made.run_dir) / made.exp_name
         if folder in folders:
             raise ConfigError(f"{where}: exp_name runs in stage {folders[folder]}'s folder {folder}")

@@ -1,0 +1,133 @@
+"""The policy that reads where the hidden cards are: ``belief_rows`` (``PolicyConfig.belief_hidden``,
+``barbu_models.policy.with_belief_rows``): the rows it computes, a network grown with them acting
+as before, and runs that train, resume, chain and play with them."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+from tiny_runs import tiny
+
+from barbu_env import belief
+from barbu_env.agents.pretrained import pretrained_path
+from barbu_env.agents.registry import make_agent
+from barbu_env.evaluation.tournament import evaluate
+from barbu_env.game.cards import NUM_CARDS
+from barbu_env.game.observation import OBS_DIM, OFFSETS
+from barbu_env.game.vector import VectorBarbu
+from barbu_models.policy import (
+    BarbuActorCritic,
+    checked_config,
+    load_checkpoint,
+    with_belief_rows,
+)
+from barbu_training import config
+from barbu_training.checkpoint_check import check_resumable
+from barbu_training.run import Trainer
+from barbu_training.stages import stage_args
+
+
+@pytest.fixture(scope="module")
+def positions() -> torch.Tensor:
+    """Observations of random play at every stage of the game (every contract is played)."""
+    env = VectorBarbu(16, seed=3, copy=False)
+    obs, masks, _ = env.reset()
+    rng, kept = np.random.default_rng(3), []
+    for t in range(1200):
+        obs, masks = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))[:2]
+        if t % 25 == 0:
+            kept.append(obs.copy())
+    return torch.from_numpy(np.concatenate(kept))
+
+
+def test_a_network_grown_with_belief_rows_acts_and_values_as_before(positions):
+    start, _ = load_checkpoint(pretrained_path("ppo-belief"))
+    grown = with_belief_rows(start, config.shipped_belief())
+    assert (grown.config.belief_hidden, grown.config.belief_layers) == tuple(config.shipped_belief_shape().values())
+    state = torch.rand(len(positions), start.config.state_dim)
+    with torch.no_grad():
+        for a, b in zip(start.heads(positions, state), grown.heads(positions, state), strict=True):
+            assert torch.allclose(a, b, atol=1e-4), (a - b).abs().max()
+    assert not any(p.requires_grad for p in grown.belief.parameters())  # frozen: training never moves it
+    with pytest.raises(ValueError, match="already"):
+        with_belief_rows(grown, config.shipped_belief())
+
+
+def test_the_belief_rows_are_probabilities_of_the_seats_that_may_hold_each_unseen_card(positions):
+    start, _ = load_checkpoint(pretrained_path("ppo-expert"))
+    grown = with_belief_rows(start, config.shipped_belief())
+    with torch.no_grad():
+        rows = grown.belief_rows(positions).numpy()  # [n, 3, 52]
+    x = positions.numpy()
+    cards = x[:, : 18 * NUM_CARDS].reshape(-1, 18, NUM_CARDS)
+    hand, played = cards[:, OFFSETS["hand"][0] // NUM_CARDS], cards[:, 5:9].sum(1)
+    assert OFFSETS["played"][0] // NUM_CARDS == 5
+    excluded = cards[:, OFFSETS["excluded"][0] // NUM_CARDS + 1 : OFFSETS["excluded"][1] // NUM_CARDS]
+    left = np.round(x[:, OFFSETS["cards_left"][0] + 1 : OFFSETS["cards_left"][1]] * 13)
+    seen = (hand + played) > 0.5
+    assert (rows[np.broadcast_to(seen[:, None], rows.shape)] == 0).all()  # a seen card is in no hidden hand
+    assert (rows[excluded > 0.5] == 0).all()  # nor with a seat known not to hold it
+    assert (rows[np.broadcast_to(left[:, :, None] == 0, rows.shape)] == 0).all()  # nor with an empty hand
+    sums = rows.sum(1)
+    assert np.allclose(sums[~seen], 1.0, atol=1e-5) and (sums[seen] == 0).all()
+    # near the exact probabilities of barbu_env.belief (its fit to the hands' counts is exact; the rows' is close)
+    model = belief.load_model()
+    exact = np.stack([belief.probabilities(o, model=model)[:, 1:].T for o in x])
+    uniform = np.stack([belief.probabilities(o, model=belief.UNIFORM)[:, 1:].T for o in x])
+    assert np.abs(rows - exact).mean() < 0.1 * np.abs(uniform - exact).mean()
+
+
+def test_a_run_with_belief_rows_trains_the_policy_around_a_frozen_belief_network_and_its_checkpoint_plays(tmp_path):
+    plain = Trainer(config.Args(run_dir=str(tmp_path), exp_name="a", **tiny()))
+    start = plain.checkpoint(tmp_path / "a.pt")
+    run = Trainer(config.Args(run_dir=str(tmp_path), exp_name="b", init=str(start), belief_rows=True, **tiny()))
+    shipped = config.shipped_belief()
+    assert run.model.config.belief_hidden == shipped.net.config.hidden
+    frozen = {k: v.clone() for k, v in run.model.belief.state_dict().items()}
+    obs = torch.rand(5, OBS_DIM)
+    with torch.no_grad():
+        assert torch.allclose(run.model(obs)[0], plain.model(obs)[0], atol=1e-5)  # the policy it started from
+        assert torch.allclose(run.model.belief(obs), shipped.net.eval()(obs) / shipped.temperature, atol=1e-5)
+    trunk = run.model.trunk[0].weight.detach().clone()
+    run.iterate()
+    assert all(torch.equal(v, run.model.belief.state_dict()[k]) for k, v in frozen.items())
+    assert not torch.equal(trunk, run.model.trunk[0].weight)
+    path = run.checkpoint(tmp_path / "b.pt")
+    assert load_checkpoint(path)[0].config.belief_hidden == shipped.net.config.hidden
+    result = evaluate([str(path), "random", "random", "random"], games=4, seed=0, workers=1)
+    assert result.games == 4
+    assert make_agent(str(path), seed=0).name
+    # it resumes (Adam holds no state for the frozen weights) ...
+    check_resumable(torch.load(path, weights_only=True), run.model.config)
+    resumed = Trainer(config.Args(run_dir=str(tmp_path), exp_name="b", resume=str(path), belief_rows=True, **tiny()))
+    assert resumed.iteration == run.iteration
+    # ... but not as a run without the rows, and a run without them cannot start from it
+    with pytest.raises(ValueError, match="belief rows.*no belief rows.*belief_rows"):
+        check_resumable(torch.load(path, weights_only=True), plain.model.config)
+    with pytest.raises(ValueError, match="belief_hidden=256"):
+        Trainer(config.Args(run_dir=str(tmp_path), exp_name="c", init=str(path), **tiny()))
+
+
+def test_belief_rows_in_a_chain_are_added_never_dropped(tmp_path):
+    base = {"run_dir": str(tmp_path), "exp_name": "x", **tiny()}
+    assert [a.belief_rows for a in stage_args(config.Args(**base, stages=[{}, {"belief_rows": True}]))] == [False, True]
+    with pytest.raises(config.ConfigError, match="belief_rows false cannot start"):
+        stage_args(config.Args(**base, stages=[{"belief_rows": True}, {"belief_rows": False}]))
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"belief_hidden": 8},
+        {"belief_layers": 2},
+        {"belief_hidden": -1, "belief_layers": 2},
+        {"belief_hidden": 9000, "belief_layers": 1},
+    ],
+)
+def test_a_checkpoint_with_half_a_belief_network_or_one_too_big_is_refused(fields):
+    made = dataclasses.asdict(BarbuActorCritic(checked_config({})).config) | fields
+    with pytest.raises(ValueError, match="belief_hidden and belief_layers"):
+        checked_config(made)
