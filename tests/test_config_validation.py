@@ -76,6 +76,7 @@ BAD: dict[str, list] = {
     "central_critic": [[1]],
     "hands_coef": [-0.1, float("nan"), 10**7, "1"],
     "hands_uniform": [-1, 2**24 + 1, 0.5, "8"],
+    "belief_rows": ["yes", 2],
     "bc_iterations": [-1],
     "bc_teacher": ["no_such_agent", "heuristic:worlds=3"],
     "bc_epochs": [0],
