@@ -83,6 +83,7 @@ def test_the_belief_rows_are_probabilities_of_the_seats_that_may_hold_each_unsee
 def test_a_run_with_belief_rows_trains_the_policy_around_a_frozen_belief_network_and_its_checkpoint_plays(tmp_path):
     plain = Trainer(config.Args(run_dir=str(tmp_path), exp_name="a", **tiny()))
     start = plain.checkpoint(tmp_path / "a.pt")
+    config.shipped_belief_shape.cache_clear()  # first asked by the preflight, under torch's meta device
     run = Trainer(config.Args(run_dir=str(tmp_path), exp_name="b", init=str(start), belief_rows=True, **tiny()))
     shipped = config.shipped_belief()
     assert run.model.config.belief_hidden == shipped.net.config.hidden

@@ -571,11 +571,15 @@ def model_config(args: Args) -> PolicyConfig:
 
 
 def shipped_belief() -> Any:
-    """The shipped belief network (``barbu_models.belief.BeliefModel``) that ``belief_rows`` embeds."""
+    """The shipped belief network (``barbu_models.belief.BeliefModel``) that ``belief_rows`` embeds,
+    built on the CPU (also when asked under torch's meta device, where the shapes are built)."""
+    import torch
+
     from barbu_env.agents.belief import SHIPPED_MODEL
     from barbu_models.belief import BeliefModel
 
-    return BeliefModel.load(SHIPPED_MODEL)
+    with torch.device("cpu"):
+        return BeliefModel.load(SHIPPED_MODEL)
 
 
 @functools.cache
