@@ -298,7 +298,8 @@ def with_privileged_critic(model: BarbuActorCritic, state_dim: int) -> BarbuActo
     critic of input ``state_dim`` that starts out computing exactly ``model``'s value: its
     card encoder and layers are the trunk's, the hidden hands' rows enter through weights
     of zero (so they learn from there), its last layer is the old value head. The policy is
-    ``model``'s, unchanged."""
+    ``model``'s, unchanged. (The critic never reads belief rows: for a network whose trunk
+    has learnt to read them, it starts from the trunk's other weights, near the old value.)"""
     c = model.config
     if c.state_dim:
         raise ValueError("the model already has a privileged critic")
@@ -306,8 +307,8 @@ def with_privileged_critic(model: BarbuActorCritic, state_dim: int) -> BarbuActo
     wide.load_state_dict(model.state_dict(), strict=False)  # all but the critic, whose shapes differ
     cards, hidden_cols = c.card_rows * c.card_embed, wide.hidden_rows * c.card_embed
     with torch.no_grad():
-        wide.critic_cards.weight[: c.card_rows] = model.cards.weight
-        wide.critic_cards.bias[: c.card_rows] = model.cards.bias
+        wide.critic_cards.weight[: c.card_rows] = model.cards.weight[: c.card_rows]  # the observation's rows
+        wide.critic_cards.bias[: c.card_rows] = model.cards.bias[: c.card_rows]
         trunk = [m for m in model.trunk if isinstance(m, nn.Linear)]
         critic = [m for m in wide.critic if isinstance(m, nn.Linear)]
         first, rest = critic[0], zip(critic[1:-1], trunk[1:], strict=True)

@@ -24,7 +24,7 @@ from barbu_models.policy import (
     load_checkpoint,
     with_belief_rows,
 )
-from barbu_training import config
+from barbu_training import config, exploit
 from barbu_training.checkpoint_check import check_resumable
 from barbu_training.run import Trainer
 from barbu_training.stages import stage_args
@@ -108,15 +108,50 @@ def test_a_run_with_belief_rows_trains_the_policy_around_a_frozen_belief_network
     # ... but not as a run without the rows, and a run without them cannot start from it
     with pytest.raises(ValueError, match="belief rows.*no belief rows.*belief_rows"):
         check_resumable(torch.load(path, weights_only=True), plain.model.config)
-    with pytest.raises(ValueError, match="belief_hidden=256"):
+    with pytest.raises(ValueError, match=r"belief rows \(256x2\)\) is not the one this config builds .*no belief rows"):
         Trainer(config.Args(run_dir=str(tmp_path), exp_name="c", init=str(path), **tiny()))
 
 
-def test_belief_rows_in_a_chain_are_added_never_dropped(tmp_path):
+def test_belief_rows_in_a_chain_are_added_never_dropped_and_an_expert_stage_keeps_its_inits(tmp_path):
     base = {"run_dir": str(tmp_path), "exp_name": "x", **tiny()}
     assert [a.belief_rows for a in stage_args(config.Args(**base, stages=[{}, {"belief_rows": True}]))] == [False, True]
     with pytest.raises(config.ConfigError, match="belief_rows false cannot start"):
         stage_args(config.Args(**base, stages=[{"belief_rows": True}, {"belief_rows": False}]))
+    expert = {"expert": {"games": 2}}
+    # an expert stage trains its init's network: rows before it are rows after it, none before it none after
+    stage_args(config.Args(**base, stages=[{"belief_rows": True}, expert, {"belief_rows": True}]))
+    stage_args(config.Args(**base, stages=[{}, expert, {}]))
+    with pytest.raises(config.ConfigError, match="stage 3.*belief_rows false cannot start from stage 2"):
+        stage_args(config.Args(**base, stages=[{"belief_rows": True}, expert, {}]))
+    with pytest.raises(config.ConfigError, match="belief_rows in a stage of expert iteration"):
+        stage_args(config.Args(**base, stages=[{}, expert | {"belief_rows": True}]))
+
+
+def test_a_privileged_critic_is_added_to_a_network_with_belief_rows_and_the_policy_is_unchanged(tmp_path):
+    rows = Trainer(config.Args(run_dir=str(tmp_path), exp_name="r", belief_rows=True, **tiny()))
+    rows.iterate()  # the trunk learns to read the rows
+    path = rows.checkpoint(tmp_path / "r.pt")
+    both = Trainer(
+        config.Args(
+            run_dir=str(tmp_path), exp_name="c", init=str(path), belief_rows=True, central_critic=True, **tiny()
+        )
+    )
+    assert both.model.config.state_dim and both.model.config.belief_hidden
+    obs = torch.rand(4, OBS_DIM)
+    with torch.no_grad():
+        assert torch.equal(
+            both.model.distribution(obs, torch.ones(4, 85)).logits,
+            rows.model.distribution(obs, torch.ones(4, 85)).logits,
+        )
+    both.iterate()
+
+
+def test_the_best_response_to_a_network_with_belief_rows_trains_the_same_network(tmp_path):
+    rows = Trainer(config.Args(run_dir=str(tmp_path), exp_name="r", belief_rows=True, **tiny()))
+    path = rows.checkpoint(tmp_path / "r.pt")
+    args = exploit.best_response_args(str(path), 2000, run_dir=str(tmp_path))
+    assert args.belief_rows and args.init == str(path)
+    assert Trainer(args).model.config == rows.model.config
 
 
 @pytest.mark.parametrize(

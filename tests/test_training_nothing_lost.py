@@ -324,8 +324,8 @@ RESUME_CASES = {
             model_config=p["model_config"] | {"hidden": 64},
             state_dict=BarbuActorCritic(PolicyConfig(hidden=64, card_embed=4)).state_dict(),
         ),
-        "its network (hidden 64, layers 2, card_embed 4, no privileged critic, no hands head, no belief rows) is not the "
-        "one this config builds",
+        "its network (hidden 64, layers 2, card_embed 4, no privileged critic, no hands head, no belief rows) is "
+        "not the one this config builds",
     ),
 }
 

@@ -44,7 +44,7 @@ def check_resumable(payload: dict[str, Any], config: PolicyConfig) -> None:
     theirs = checked_config(payload["model_config"])
     if theirs != config:
         raise ValueError(
-            f"its network ({_network(theirs)}) is not the one this config builds ({_network(config)}): "
+            f"its network ({describe_network(theirs)}) is not the one this config builds ({describe_network(config)}): "
             "set hidden/layers/card_embed/central_critic/hands_coef/belief_rows to the checkpoint's"
         )
     if "optimizer" not in payload:
@@ -72,10 +72,11 @@ def check_resumable(payload: dict[str, Any], config: PolicyConfig) -> None:
         _check_pool("rollout_pool", payload.get("rollout_pool", {}), expected)
 
 
-def _network(c: PolicyConfig) -> str:
+def describe_network(c: PolicyConfig) -> str:
+    """A network's shape in words (refusals name the two networks that differ)."""
     critic = "a privileged critic" if c.state_dim else "no privileged critic"
     head = "a hands head" if c.hands_head else "no hands head"
-    rows = "belief rows" if c.belief_hidden else "no belief rows"
+    rows = f"belief rows ({c.belief_hidden}x{c.belief_layers})" if c.belief_hidden else "no belief rows"
     return f"hidden {c.hidden}, layers {c.layers}, card_embed {c.card_embed}, {critic}, {head}, {rows}"
 
 

@@ -408,6 +408,11 @@ class Args:
                 f"hands_coef {self.hands_coef:g} in a stage of expert iteration: the term is PPO's "
                 "(put it in a PPO stage)"
             )
+        if self.belief_rows and self.expert:
+            raise ConfigError(
+                "belief_rows in a stage of expert iteration: the stage trains its init's network as it is "
+                "(add the rows in a PPO stage)"
+            )
         if self.hands_coef > 0 and not self.central_critic:
             raise ConfigError(
                 f"hands_coef {self.hands_coef:g} needs central_critic: the privileged view holds the hands it learns"

@@ -25,6 +25,8 @@ from typing import Any
 from barbu_env.agents import make_agent
 from barbu_env.agents.pretrained import SHIPPED, checkpoint_path
 from barbu_env.agents.registry import split_agent_specs
+from barbu_env.game.cards import NUM_CARDS
+from barbu_env.game.observation import OBS_DIM
 from barbu_env.game.rules import load_rules
 from barbu_env.util.extras import MissingExtraError, needs, require
 from barbu_models.device import resolve_device
@@ -33,7 +35,7 @@ from barbu_training.checkpoint_check import check_resumable
 from barbu_training.config import Args, ConfigError, model_config, show
 from barbu_training.expert import check_games, stage_expert_args
 from barbu_training.precision import resolve_precision
-from barbu_training.rollout import buffer_bytes
+from barbu_training.rollout import buffer_bytes, initial_capacity
 from barbu_training.stages import resume_path
 
 with needs("train", "barbu_training.preflight"):  # one line if the extra is missing
@@ -192,7 +194,8 @@ def memory_needed(args: Args) -> tuple[int, int]:
     """Bytes a run needs, about: ``(in all, on the network's device)``. In all: the
     rollout buffers (``barbu_training.rollout.buffer_bytes``), the network with its gradients,
     Adam's two moments and the copies a run keeps (the last whole iteration's, the pool's
-    snapshots and their networks), and a minibatch's activations; on the device, the
+    snapshots and their networks), a minibatch's activations and, with ``hands_uniform``,
+    its positions' observations, hands and marginals; on the device, the
     network, its gradients and moments, and the activations. Rollout workers on a Ray this
     run starts on this machine (``workers`` without ``ray_address``) add their own buffers
     (the rollout's again, split between them) and each its copies of the policy and the
@@ -205,6 +208,11 @@ def memory_needed(args: Args) -> tuple[int, int]:
     activations = 16 * batch * widest * (2 if args.central_critic else 1)  # forward, masks, gradients
     on_device = 4 * weights + activations
     need = buffer_bytes(args) + on_device + (3 + 2 * args.pool_size) * weights
+    if (
+        args.hands_coef > 0 and args.hands_uniform
+    ):  # uniform_hands_batch: observations, hands, marginals (float64 first)
+        positions = min(args.hands_uniform, initial_capacity(args))
+        need += positions * (4 * OBS_DIM + (4 + 4 + 8 + 8) * 3 * NUM_CARDS)
     if args.local_workers:
         need += buffer_bytes(args) + args.local_workers * (1 + 2 * args.pool_size) * weights
     return need, on_device

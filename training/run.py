@@ -62,6 +62,7 @@ from barbu_models.policy import (
     with_hands_head,
     with_privileged_critic,
 )
+from barbu_training.checkpoint_check import describe_network
 from barbu_training.config import Args, ConfigError, shipped_belief
 from barbu_training.ppo import PPO, NotFinite
 from barbu_training.preflight import Prepared, prepare
@@ -285,8 +286,9 @@ class Trainer(PPO):
         ValueError (``resume`` and ``init`` alike)."""
         if model.config != self.model.config:
             raise ValueError(
-                f"{source}: the checkpoint's network ({model.config}) is not the one this config builds "
-                f"({self.model.config}): set hidden/layers/card_embed/central_critic/belief_rows to the checkpoint's"
+                f"{source}: the checkpoint's network ({describe_network(model.config)}) is not the one this config "
+                f"builds ({describe_network(self.model.config)}): set hidden/layers/card_embed/central_critic/"
+                "hands_coef/belief_rows to the checkpoint's"
             )
         self.model.load_state_dict(model.state_dict())
 

@@ -25,12 +25,14 @@ def stage_args(args: Args) -> list[Args]:
     the first starting from the previous stage's checkpoint (``stage_checkpoint``) unless it
     names its own ``init``. A ConfigError naming the stage and the field otherwise: a bad
     value, a ``best.pt`` the previous stage will not write (no periodic evaluations), a
-    network shape other than the previous stage's (but for a privileged critic added), two
-    stages in one folder."""
+    network shape other than the previous stage's (but for a privileged critic or the belief
+    rows added; an expert stage trains its init's network as it is), two stages in one
+    folder."""
     base = {
         f.name: getattr(args, f.name) for f in dataclasses.fields(Args) if f.name not in ("stages", "resume", "expert")
     }
     out: list[Args] = []
+    rows: list[bool] = []  # whether each stage's network reads the belief rows (an expert stage keeps its init's)
     folders: dict[Path, int] = {}
     n = len(args.stages)
     for k, stage in enumerate(args.stages, 1):
@@ -70,13 +72,14 @@ def stage_args(args: Args) -> list[Args]:
                 )
             if mine.state_dim < theirs.state_dim:
                 raise ConfigError(f"{where}: central_critic false cannot start from stage {k - 1}'s privileged critic")
-            if theirs.belief_hidden and not mine.belief_hidden:
+            if rows[-1] and not made.belief_rows and not made.expert:
                 raise ConfigError(f"{where}: belief_rows false cannot start from stage {k - 1}'s belief rows")
         folder = Path(made.run_dir) / made.exp_name
         if folder in folders:
             raise ConfigError(f"{where}: exp_name runs in stage {folders[folder]}'s folder {folder}")
         folders[folder] = k
         out.append(made)
+        rows.append((chained and rows[-1]) if made.expert else made.belief_rows)
     return out
 
 
