@@ -114,3 +114,21 @@ def test_a_fit_from_saved_labels_moves_the_network_toward_the_targets(positions,
     assert extra["expert_config"]["labels"] == args.labels
     agent = make_agent(str(tmp_path / "out" / "expert.pt"))
     assert masks[np.arange(len(obs)), agent.act_batch(obs, masks)].all()
+
+
+def test_a_student_with_a_privileged_critic_is_labelled_and_fitted_its_critic_left_as_it_was(tmp_path):
+    student = str(checkpoint_path("ppo-belief"))  # a privileged critic: it cannot value a position from the observation
+    args = ExpertArgs(student=student, searcher="pimc", worlds=2, games=1, other_share=0.0, games_per_batch=1)
+    data = collect((student, args, 1, 5))
+    assert len(data["obs"]) > 24 and (data["value"] == 0).all()
+    data["holdout"] = np.arange(len(data["obs"])) % 2 == 1
+    np.savez_compressed(tmp_path / "labels.npz", **data)
+    summary = run(ExpertArgs(student=student, labels=str(tmp_path / "labels.npz"), epochs=2, out=str(tmp_path / "out")))
+    assert summary["holdout_after"]["all"]["kl"] <= summary["holdout_before"]["all"]["kl"]
+    before, _ = load_checkpoint(student)
+    after, _ = load_checkpoint(tmp_path / "out" / "expert.pt")
+    assert after.config == before.config
+    for name, weights in before.state_dict().items():
+        if name.startswith(("critic", "critic_cards")):
+            assert torch.equal(after.state_dict()[name], weights), name
+    assert not torch.equal(after.policy_head.weight, before.policy_head.weight)

@@ -24,7 +24,8 @@ decision):
    search's argmax made a worse player (``experiments/README.md``, ``distill.py``);
 4. **fit**: from the student's weights, minimise ``KL(target ‖ network)`` on the labelled
    decisions, and keep the value head where it was (its outputs at collection are its
-   targets), with the last ``holdout`` share of each worker's games kept aside to report
+   targets; a privileged critic, which reads the hidden hands and shares no weight with
+   the policy, is left as it is), with the last ``holdout`` share of each worker's games kept aside to report
    agreement and KL before and after, by decision kind.
 
 The result, ``<out>/expert.pt``, is a checkpoint like the trainer's: playable as
@@ -128,7 +129,7 @@ def collect(job: tuple[str, ExpertArgs, int, int]) -> dict[str, np.ndarray]:
     job's path) greedy in every seat, seeded by the job's seed. Returns, for each labelled
     decision, ``obs``, ``masks``, ``values`` (float32 [85], the search's action values,
     NaN off the mask), ``probs`` and ``value`` (the student's action probabilities and
-    value estimate) and ``game`` (the game's number in the worker)."""
+    value estimate, 0 with a privileged critic: ``heads``) and ``game`` (the game's number in the worker)."""
     path, args, games, seed = job
     torch.set_num_threads(1)
     model, _ = load_checkpoint(path)
@@ -142,8 +143,7 @@ def collect(job: tuple[str, ExpertArgs, int, int]) -> dict[str, np.ndarray]:
     def decide(rows: np.ndarray, obs: np.ndarray, masks: np.ndarray, _seats: np.ndarray) -> np.ndarray:
         masks = masks.view(bool)
         with torch.no_grad():
-            o = torch.as_tensor(obs)
-            logits, value = model(o)
+            logits, value = heads(model, torch.as_tensor(obs))
             probs = MaskedCategorical(logits, torch.as_tensor(masks)).probs.numpy()
         pick = always_labelled(obs) | (rng.random(len(rows)) < args.other_share)
         if pick.any():
@@ -155,7 +155,7 @@ def collect(job: tuple[str, ExpertArgs, int, int]) -> dict[str, np.ndarray]:
             out["masks"].append(masks[sel].copy())
             out["values"].append(values)
             out["probs"].append(probs[sel])
-            out["value"].append(value.numpy()[sel])
+            out["value"].append(np.zeros(len(sel), np.float32) if value is None else value.numpy()[sel])
             out["game"].append(done_games + rows[sel])
         return probs.argmax(axis=1).astype(np.int64)  # greedy: the driver asks only decisions with a choice
 
@@ -200,7 +200,7 @@ def measure(model: BarbuActorCritic, data: dict[str, np.ndarray]) -> dict[str, d
     """By decision kind (and ``all``): the number of decisions, the share where the
     model's most likely action is the search's best, and the mean ``KL(target ‖ model)``."""
     with torch.no_grad():
-        logits, _ = model(torch.as_tensor(data["obs"]))
+        logits, _ = heads(model, torch.as_tensor(data["obs"]))
         dist = MaskedCategorical(logits, torch.as_tensor(data["masks"]))
         log_p = torch.log_softmax(dist.logits, dim=-1).numpy()
     target = data["target"]
@@ -221,6 +221,15 @@ def measure(model: BarbuActorCritic, data: dict[str, np.ndarray]) -> dict[str, d
     return result
 
 
+def heads(model: BarbuActorCritic, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The policy's logits and the value from the observations alone: the value ``None``
+    for a network with a privileged critic (it reads the hidden hands, which the labels do
+    not keep; its weights are its own, so fitting the policy leaves it as it was)."""
+    if model.config.state_dim:
+        return model.policy_head(model.features(obs)), None
+    return model(obs)
+
+
 def fit(model: BarbuActorCritic, data: dict[str, np.ndarray], args: ExpertArgs, gen: torch.Generator) -> float:
     """``epochs`` passes of ``KL(target ‖ network)`` plus the value head's squared error
     to its outputs at collection; returns the last epoch's mean loss."""
@@ -234,11 +243,13 @@ def fit(model: BarbuActorCritic, data: dict[str, np.ndarray], args: ExpertArgs, 
         losses = []
         for lo in range(0, len(obs), args.minibatch_size):
             idx = perm[lo : lo + args.minibatch_size]
-            logits, value = model(obs[idx])
+            logits, value = heads(model, obs[idx])
             log_p = torch.log_softmax(MaskedCategorical(logits, masks[idx]).logits, dim=-1)
             t = target[idx]
             policy_loss = -(t * torch.where(t > 0, log_p, torch.zeros_like(log_p))).sum(dim=1).mean()
-            loss = policy_loss + args.value_coef * ((value - value0[idx]) ** 2).mean()
+            loss = policy_loss
+            if value is not None:  # a value head on the policy's trunk stays where it was
+                loss = loss + args.value_coef * ((value - value0[idx]) ** 2).mean()
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
