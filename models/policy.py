@@ -51,7 +51,7 @@ with needs("train", "barbu_models.policy"):  # one line if the extra is missing
     import torch
     from torch import nn
 
-from barbu_env.game.observation import OFFSETS
+from barbu_env.game.observation import CARDS_SCALE, OFFSETS
 from barbu_models.belief import BeliefConfig, BeliefModel, BeliefNet
 from barbu_models.device import resolve_device
 
@@ -61,8 +61,6 @@ BELIEF_ROWS = 3
 BELIEF_FIT_PASSES = 8
 #: The belief network's logits are clipped to this (an overconfident logit cannot rule a seat out).
 BELIEF_CLIP = 10.0
-#: The most cards a hand holds (the observation's ``cards_left`` are counts over it).
-MAX_HAND = 13
 _HAND_ROW = OFFSETS["hand"][0] // NUM_CARDS
 _PLAYED_ROWS = slice(OFFSETS["played"][0] // NUM_CARDS, OFFSETS["played"][1] // NUM_CARDS)
 _EXCLUDED_OTHERS = slice(OFFSETS["excluded"][0] // NUM_CARDS + 1, OFFSETS["excluded"][1] // NUM_CARDS)
@@ -214,7 +212,7 @@ class BarbuActorCritic(nn.Module):
         docstring); each unseen card's column sums to 1 over the seats that may hold it."""
         cards = obs[:, : self.card_end].reshape(obs.shape[0], self.config.card_rows, NUM_CARDS).float()
         seen = cards[:, _HAND_ROW] + cards[:, _PLAYED_ROWS].sum(1)  # [B, 52]
-        left = obs[:, _LEFT_OTHERS].float() * MAX_HAND  # [B, 3]: cards each other seat holds
+        left = obs[:, _LEFT_OTHERS].float() * CARDS_SCALE  # [B, 3]: cards each other seat holds
         may = (seen < 0.5)[:, None, :] & (cards[:, _EXCLUDED_OTHERS] < 0.5) & (left > 0.5)[:, :, None]
         score = self.belief(obs).float().transpose(1, 2).clamp(-BELIEF_CLIP, BELIEF_CLIP)
         p = torch.softmax(score.masked_fill(~may, -1e9), dim=1) * may
