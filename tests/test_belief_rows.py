@@ -28,6 +28,7 @@ from barbu_training import config, exploit
 from barbu_training.checkpoint_check import check_resumable
 from barbu_training.run import Trainer
 from barbu_training.stages import stage_args
+from barbu_training.train import plan_stages
 
 
 @pytest.fixture(scope="module")
@@ -167,3 +168,18 @@ def test_a_checkpoint_with_half_a_belief_network_or_one_too_big_is_refused(field
     made = dataclasses.asdict(BarbuActorCritic(checked_config({})).config) | fields
     with pytest.raises(ValueError, match="belief_hidden and belief_layers"):
         checked_config(made)
+
+
+def test_a_chain_whose_stage_cannot_start_from_the_network_it_is_given_is_refused_before_any_stage_runs(tmp_path):
+    rows = Trainer(config.Args(run_dir=str(tmp_path), exp_name="r", belief_rows=True, **tiny()))
+    path = str(rows.checkpoint(tmp_path / "r.pt"))
+    base = {"run_dir": str(tmp_path), "exp_name": "x", **tiny()}
+    expert = {"expert": {"games": 2, "worlds": 2, "searcher": "pimc"}}
+    for stages, stage in [
+        ([{}, {"init": path}], 2),  # a later stage's own init, with rows it would drop
+        ([{"init": path} | expert, {}], 2),  # an expert stage keeps its init's rows: the next must read them
+    ]:
+        with pytest.raises(config.ConfigError, match=rf"stage {stage} of 2 .*belief rows \(256x2\).*no belief rows"):
+            plan_stages(config.Args(**base, stages=stages))
+    assert not (tmp_path / "x-1").exists()
+    plan_stages(config.Args(**base, stages=[{"init": path} | expert, {"belief_rows": True}]))

@@ -24,6 +24,7 @@ Each check raises a ValueError of one line naming the part that is wrong.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from typing import Any
@@ -70,6 +71,30 @@ def check_resumable(payload: dict[str, Any], config: PolicyConfig) -> None:
     if "rollout_weights" in payload:
         check_weights(payload["rollout_weights"], expected, "its rollout_weights")
         _check_pool("rollout_pool", payload.get("rollout_pool", {}), expected)
+
+
+def check_startable(theirs: PolicyConfig, wanted: PolicyConfig) -> None:
+    """A ValueError of one line unless a run that builds ``wanted`` can start (``init``) from
+    a network of ``theirs``: the same but that a privileged critic or the belief rows may be
+    added (never dropped) and a hands head added or dropped
+    (``barbu_training.run.Trainer._init_from``)."""
+    grown = dataclasses.replace(
+        theirs,
+        state_dim=wanted.state_dim,
+        hands_head=wanted.hands_head,
+        belief_hidden=wanted.belief_hidden,
+        belief_layers=wanted.belief_layers,
+    )
+    rows_kept = not theirs.belief_hidden or (theirs.belief_hidden, theirs.belief_layers) == (
+        wanted.belief_hidden,
+        wanted.belief_layers,
+    )
+    if grown != wanted or theirs.state_dim > wanted.state_dim or not rows_kept:
+        raise ValueError(
+            f"the checkpoint's network ({describe_network(theirs)}) is not the one this config builds "
+            f"({describe_network(wanted)}): set hidden/layers/card_embed/central_critic/hands_coef/belief_rows to "
+            "the checkpoint's"
+        )
 
 
 def describe_network(c: PolicyConfig) -> str:

@@ -31,7 +31,7 @@ from barbu_env.game.rules import load_rules
 from barbu_env.util.extras import MissingExtraError, needs, require
 from barbu_models.device import resolve_device
 from barbu_models.policy import BarbuActorCritic, load_checkpoint
-from barbu_training.checkpoint_check import check_resumable
+from barbu_training.checkpoint_check import check_resumable, check_startable
 from barbu_training.config import Args, ConfigError, model_config, show
 from barbu_training.expert import check_games, stage_expert_args
 from barbu_training.precision import resolve_precision
@@ -60,9 +60,11 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
     touches anything on disk: the rules load, the device is on this machine, the precision
     resolves on it, every agent of ``bc_teacher``, ``baselines`` and ``eval_opponents`` can
     be made, the checkpoints of ``resume``/``init`` and ``kl_anchor`` load (their networks
-    within bounds, their weights of the right shapes and finite), everything a resumed run
-    restores is whole (``barbu_training.checkpoint_check``), the first rollouts have games to
-    play (a fresh run's pool is empty), and the run's memory (``memory_needed``) fits in
+    within bounds, their weights of the right shapes and finite), ``init``'s network is one
+    this run can start from (``checkpoint_check.check_startable``; an expert run trains its
+    init's as it is), everything a resumed run restores is whole
+    (``barbu_training.checkpoint_check``), the first rollouts have games to play (a fresh
+    run's pool is empty), and the run's memory (``memory_needed``) fits in
     ``memory`` bytes (default: this machine's, and a CUDA device's own for the networks);
     for a run of expert iteration (``expert``), that its searcher can be made and every
     label-collecting worker has a game to fit on. Not ``written``: ``init`` is a
@@ -104,11 +106,13 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
             loaded = load_checkpoint(path)  # its network's config and weights checked before it is built
         except (ValueError, OSError) as e:
             raise ConfigError(f"{field}: {_one_line(e)}") from None
-        if field == "resume":  # everything the trainer restores, checked before anything starts
-            try:
+        try:
+            if field == "resume":  # everything the trainer restores, checked before anything starts
                 check_resumable(loaded[1], model_config(args))
-            except ValueError as e:
-                raise ConfigError(f"resume: {path}: {e}") from None
+            elif field == "init" and not args.expert:  # expert iteration trains its init's network as it is
+                check_startable(loaded[0].config, model_config(args))
+        except ValueError as e:
+            raise ConfigError(f"{field}: {path}: {e}") from None
         return loaded
 
     start = None

@@ -62,7 +62,7 @@ from barbu_models.policy import (
     with_hands_head,
     with_privileged_critic,
 )
-from barbu_training.checkpoint_check import describe_network
+from barbu_training.checkpoint_check import check_startable, describe_network
 from barbu_training.config import Args, ConfigError, shipped_belief
 from barbu_training.ppo import PPO, NotFinite
 from barbu_training.preflight import Prepared, prepare
@@ -256,29 +256,16 @@ class Trainer(PPO):
         without them (``with_belief_rows``: the policy unchanged)."""
         start, _ = loaded or load_checkpoint(checkpoint_path(spec))
         wanted = self.model.config
-        grown = dataclasses.replace(
-            start.config,
-            state_dim=wanted.state_dim,
-            hands_head=wanted.hands_head,
-            belief_hidden=wanted.belief_hidden,
-            belief_layers=wanted.belief_layers,
-        )
-        # a critic or the belief rows are added, never dropped
-        if (
-            grown == wanted
-            and start.config.state_dim <= wanted.state_dim
-            and start.config.belief_hidden
-            in (
-                0,
-                wanted.belief_hidden,
-            )
-        ):
-            if wanted.state_dim and not start.config.state_dim:
-                start = with_privileged_critic(start, wanted.state_dim)
-            if wanted.hands_head != start.config.hands_head:
-                start = with_hands_head(start, bool(wanted.hands_head))
-            if wanted.belief_hidden and not start.config.belief_hidden:
-                start = with_belief_rows(start, shipped_belief())
+        try:
+            check_startable(start.config, wanted)
+        except ValueError as e:
+            raise ValueError(f"{spec}: {e}") from None
+        if wanted.state_dim and not start.config.state_dim:
+            start = with_privileged_critic(start, wanted.state_dim)
+        if wanted.hands_head != start.config.hands_head:
+            start = with_hands_head(start, bool(wanted.hands_head))
+        if wanted.belief_hidden and not start.config.belief_hidden:
+            start = with_belief_rows(start, shipped_belief())
         self._load_weights(spec, start)
 
     def _load_weights(self, source: str, model: BarbuActorCritic) -> None:

@@ -23,7 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from barbu_training.config import Args, ConfigError, build_parser, load_args
+from barbu_training.checkpoint_check import check_startable
+from barbu_training.config import Args, ConfigError, build_parser, load_args, model_config
 from barbu_training.expert import describe, train_expert
 from barbu_training.preflight import Prepared, prepare
 from barbu_training.run import StartFailed, Trainer, TrainingDiverged, TrainingInterrupted
@@ -64,7 +65,8 @@ def plan_stages(args: Args, ready: dict[int, Prepared] | None = None) -> tuple[l
     finished (``finished``) are skipped and the first that did not resumes (``auto``: from
     its ``latest.pt``, or from its start if it has none); the stages after it run fresh.
     Every stage to run is checked by ``prepare`` (one that starts from the previous stage's
-    checkpoint, not written yet, without it: ``stage_args`` checked its network's shape); a
+    checkpoint, not written yet, without it: ``stage_args`` checked its network's shape, and
+    after an expert stage with its own ``init`` that init's network is checked against it); a
     ConfigError naming the stage otherwise. ``ready`` gets what ``prepare`` found for each stage
     it checked whole (by index), so that the run does not check it again."""
     stages = stage_args(args)
@@ -84,14 +86,24 @@ def plan_stages(args: Args, ready: dict[int, Prepared] | None = None) -> tuple[l
                     f"of {n} ({stages[first].exp_name}): resume with auto, or a checkpoint in {folder}"
                 )
             stages[first] = dataclasses.replace(stages[first], resume=resume)
+    made = None  # the network the stage before makes, when known (an expert stage trains its init's as it is)
     for k in range(first, n):
         unwritten = k > first and "init" not in args.stages[k]  # the previous stage's checkpoint, to come
         try:
             found = prepare(stages[k], written=not unwritten)
+            if unwritten and made is not None and not stages[k].expert:
+                try:
+                    check_startable(made, model_config(stages[k]))
+                except ValueError as e:
+                    raise ConfigError(f"init: stage {k}'s network: {e}") from None
         except ConfigError as e:
             raise ConfigError(f"stages: stage {k + 1} of {n} ({stages[k].exp_name}): {e}") from None
         if ready is not None and not unwritten:
             ready[k] = found
+        if not stages[k].expert:
+            made = model_config(stages[k])
+        elif not unwritten:
+            made = found.start[0].config if found.start is not None else None
     return stages, first
 
 
