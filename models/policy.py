@@ -293,7 +293,8 @@ def with_hands_head(model: BarbuActorCritic, head: bool = True) -> BarbuActorCri
 
 def with_privileged_critic(model: BarbuActorCritic, state_dim: int) -> BarbuActorCritic:
     """A copy of ``model`` (whose value head reads the policy's trunk) with a privileged
-    critic of input ``state_dim`` that starts out computing exactly ``model``'s value: its
+    critic of input ``state_dim`` that starts out computing exactly ``model``'s value (but
+    for a network with belief rows, below): its
     card encoder and layers are the trunk's, the hidden hands' rows enter through weights
     of zero (so they learn from there), its last layer is the old value head. The policy is
     ``model``'s, unchanged. (The critic never reads belief rows: for a network whose trunk
