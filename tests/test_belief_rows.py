@@ -126,6 +126,10 @@ def test_belief_rows_in_a_chain_are_added_never_dropped_and_an_expert_stage_keep
         stage_args(config.Args(**base, stages=[{"belief_rows": True}, expert, {}]))
     with pytest.raises(config.ConfigError, match="belief_rows in a stage of expert iteration"):
         stage_args(config.Args(**base, stages=[{}, expert | {"belief_rows": True}]))
+    # a privileged critic is followed through an expert stage alike (the expert stage need not say it)
+    stage_args(config.Args(**base, stages=[{"central_critic": True}, expert, {"central_critic": True}]))
+    with pytest.raises(config.ConfigError, match="stage 3.*central_critic false cannot start from stage 2"):
+        stage_args(config.Args(**base, stages=[{"central_critic": True}, expert, {}]))
 
 
 def test_a_privileged_critic_is_added_to_a_network_with_belief_rows_and_the_policy_is_unchanged(tmp_path):

@@ -32,7 +32,9 @@ def stage_args(args: Args) -> list[Args]:
         f.name: getattr(args, f.name) for f in dataclasses.fields(Args) if f.name not in ("stages", "resume", "expert")
     }
     out: list[Args] = []
-    rows: list[bool] = []  # whether each stage's network reads the belief rows (an expert stage keeps its init's)
+    # whether each stage's network has a privileged critic and reads the belief rows (an expert stage keeps its init's)
+    critic: list[bool] = []
+    rows: list[bool] = []
     folders: dict[Path, int] = {}
     n = len(args.stages)
     for k, stage in enumerate(args.stages, 1):
@@ -70,7 +72,7 @@ def stage_args(args: Args) -> list[Args]:
                     f"which it starts from ({mine.hidden}x{mine.layers}, {mine.card_embed} against "
                     f"{theirs.hidden}x{theirs.layers}, {theirs.card_embed})"
                 )
-            if mine.state_dim < theirs.state_dim:
+            if critic[-1] and not made.central_critic and not made.expert:
                 raise ConfigError(f"{where}: central_critic false cannot start from stage {k - 1}'s privileged critic")
             if rows[-1] and not made.belief_rows and not made.expert:
                 raise ConfigError(f"{where}: belief_rows false cannot start from stage {k - 1}'s belief rows")
@@ -79,6 +81,7 @@ def stage_args(args: Args) -> list[Args]:
             raise ConfigError(f"{where}: exp_name runs in stage {folders[folder]}'s folder {folder}")
         folders[folder] = k
         out.append(made)
+        critic.append((chained and critic[-1]) if made.expert else made.central_critic)
         rows.append((chained and rows[-1]) if made.expert else made.belief_rows)
     return out
 
