@@ -73,11 +73,9 @@ def check_resumable(payload: dict[str, Any], config: PolicyConfig) -> None:
         _check_pool("rollout_pool", payload.get("rollout_pool", {}), expected)
 
 
-def check_startable(theirs: PolicyConfig, wanted: PolicyConfig) -> None:
-    """A ValueError of one line unless a run that builds ``wanted`` can start (``init``) from
-    a network of ``theirs``: the same but that a privileged critic or the belief rows may be
-    added (never dropped) and a hands head added or dropped
-    (``barbu_training.run.Trainer._init_from``)."""
+def same_but_added_parts(theirs: PolicyConfig, wanted: PolicyConfig) -> bool:
+    """Whether ``theirs`` and ``wanted`` are the same network but for the parts a run may add
+    to the one it starts from (a privileged critic, a hands head, the belief rows)."""
     grown = dataclasses.replace(
         theirs,
         state_dim=wanted.state_dim,
@@ -85,11 +83,19 @@ def check_startable(theirs: PolicyConfig, wanted: PolicyConfig) -> None:
         belief_hidden=wanted.belief_hidden,
         belief_layers=wanted.belief_layers,
     )
+    return grown == wanted
+
+
+def check_startable(theirs: PolicyConfig, wanted: PolicyConfig) -> None:
+    """A ValueError of one line unless a run that builds ``wanted`` can start (``init``) from
+    a network of ``theirs``: the same but that a privileged critic or the belief rows may be
+    added (never dropped) and a hands head added or dropped
+    (``barbu_training.run.Trainer._init_from``)."""
     rows_kept = not theirs.belief_hidden or (theirs.belief_hidden, theirs.belief_layers) == (
         wanted.belief_hidden,
         wanted.belief_layers,
     )
-    if grown != wanted or theirs.state_dim > wanted.state_dim or not rows_kept:
+    if not same_but_added_parts(theirs, wanted) or theirs.state_dim > wanted.state_dim or not rows_kept:
         raise ValueError(
             f"the checkpoint's network ({describe_network(theirs)}) is not the one this config builds "
             f"({describe_network(wanted)}): set hidden/layers/card_embed/central_critic/hands_coef/belief_rows to "

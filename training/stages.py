@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from barbu_training.checkpoint_check import same_but_added_parts
 from barbu_training.config import Args, ConfigError, model_config, show, yaml_number
 
 
@@ -59,14 +60,7 @@ def stage_args(args: Args) -> list[Args]:
                     "evaluations write, and its eval_every is 0"
                 )
             mine, theirs = model_config(made), model_config(prev)
-            grown = dataclasses.replace(
-                theirs,
-                state_dim=mine.state_dim,
-                hands_head=mine.hands_head,
-                belief_hidden=mine.belief_hidden,
-                belief_layers=mine.belief_layers,
-            )
-            if grown != mine:
+            if not same_but_added_parts(theirs, mine):
                 raise ConfigError(
                     f"{where}: hidden/layers/card_embed build another network than stage {k - 1}'s, "
                     f"which it starts from ({mine.hidden}x{mine.layers}, {mine.card_embed} against "
