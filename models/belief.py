@@ -45,6 +45,8 @@ with needs("train", "barbu_models.belief"):  # one line if the extra is missing
     import torch
     from torch import nn
 
+    from barbu_models.device import one_thread
+
 #: What a belief checkpoint says it is.
 FORMAT = "barbu-belief"
 #: The other seats, relative seats 1, 2, 3.
@@ -103,7 +105,8 @@ class BeliefModel:
         """Float32 logits [n, 52, 3] (relative seats 1, 2, 3) of observations [n, 1132],
         divided by the temperature."""
         x = torch.as_tensor(np.asarray(obs, dtype=np.float32)).reshape(-1, self.net.config.obs_dim)
-        return (self.net(x) / self.temperature).numpy()
+        with one_thread():
+            return (self.net(x) / self.temperature).numpy()
 
     def save(self, path: str | Path) -> None:
         """Write the checkpoint (module docstring) to ``path``."""
@@ -152,12 +155,10 @@ class BeliefModel:
 
 
 def load_for_inference(path: str | Path) -> BeliefModel:
-    """``BeliefModel.load``, torch first set to one thread, as the shipped policies' loaders
-    do: a tournament forks its worker processes after making the agents, and a child forked
-    after torch's thread pool has started waits on it for ever; the belief network's
-    batches (one observation per decision searched) gain nothing from more threads."""
-    torch.set_num_threads(1)
-    return BeliefModel.load(path)
+    """``BeliefModel.load`` with torch on one thread while it loads (``one_thread``), as the
+    shipped policies' loaders do; ``logits`` computes on one thread too."""
+    with one_thread():
+        return BeliefModel.load(path)
 
 
 __all__ = ["FORMAT", "BeliefConfig", "BeliefModel", "BeliefNet", "load_for_inference"]

@@ -6,11 +6,17 @@ else the CPU; a device that is not there is a ValueError naming the ones that ar
 Training (``Args.device``) and policy agents (``make_agent(path, device=...)``,
 ``barbu eval --device``) read their device through it.
 
+``one_thread`` is how an agent's network computes on the CPU: torch on one thread while
+it loads or acts, the caller's thread count restored after (an agent never changes it).
+
 >>> resolve_device("cpu")
 device(type='cpu')
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from barbu_env.util.extras import needs
 
@@ -69,3 +75,23 @@ def resolve_device(name: str | torch.device = "auto") -> torch.device:
             raise ValueError(f"device {name!r}: no Apple MPS device on this machine (it has: {here})")
         return device
     raise ValueError(f"device {name!r} is not supported: a device is {DEVICE_FORMS} (this machine has: {here})")
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Torch on one CPU thread inside the block, the caller's count restored after.
+
+    Agents load and act inside it (policy checkpoints, the belief network): their batches
+    (one observation per game, or per decision searched) gain nothing from more threads,
+    and work done on one thread starts no OpenMP thread pool, which a tournament's worker
+    processes, forked after the agents are made, would otherwise wait on for ever. The
+    process's own setting (a trainer's ``torch_threads``, a user's) is left as it was."""
+    before = torch.get_num_threads()
+    if before == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

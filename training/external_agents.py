@@ -55,18 +55,20 @@ RLLIB_POLICY_ID = "shared"
 
 
 def _cached(kind: str, path: Path, build) -> Any:
+    """The adapter ``build`` makes of ``path``, made once per file version, with torch on
+    one thread while it loads (``one_thread``: the caller's setting is left as it was)."""
+    from barbu_models.device import one_thread
+
     key = (kind, str(path.resolve()), path.stat().st_mtime)
     if key not in _CACHE:
-        _CACHE[key] = build(path)
+        with one_thread():
+            _CACHE[key] = build(path)
     return _CACHE[key]
 
 
 def _policy_agent(network: Any, seed: int, deterministic: bool, name: str):
-    import torch
-
     from barbu_training.policy_agent import PolicyAgent
 
-    torch.set_num_threads(1)
     return PolicyAgent(network, seed=seed, deterministic=deterministic, name=name)
 
 

@@ -23,7 +23,7 @@ with needs("train", "barbu_training.policy_agent"):  # one line if the extra is 
     import torch
 
 from barbu_env.agents.base import Agent
-from barbu_models.device import resolve_device
+from barbu_models.device import one_thread, resolve_device
 from barbu_models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint
 
 #: (resolved path, mtime, device) -> model: tournaments build agents for every game.
@@ -36,7 +36,8 @@ def cached_model(path: str | Path, device: str | torch.device = "cpu") -> BarbuA
     where = resolve_device(device)
     key = (str(p), p.stat().st_mtime, str(where))
     if key not in _CACHE:
-        _CACHE[key] = load_checkpoint(p, where)[0]
+        with one_thread():
+            _CACHE[key] = load_checkpoint(p, where)[0]
     return _CACHE[key]
 
 
@@ -75,7 +76,8 @@ class PolicyAgent(Agent):
 
     def probs_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Action probabilities ``[B, 85]`` (exactly 0 off the mask)."""
-        return _distribution(self.model, observations, masks).probs.cpu().numpy()
+        with one_thread():
+            return _distribution(self.model, observations, masks).probs.cpu().numpy()
 
     def act_batch(
         self, observations: np.ndarray, masks: np.ndarray, instances: Sequence[PolicyAgent] | None = None
@@ -83,7 +85,13 @@ class PolicyAgent(Agent):
         """Row i's action by ``instances[i]`` (all on this network; by default this agent
         for every row): one forward pass; the greedy instances' rows take their most
         likely legal action, each sampling instance draws its rows' actions with its own
-        generator."""
+        generator. Torch computes on one CPU thread (``one_thread``)."""
+        with one_thread():
+            return self._act_batch(observations, masks, instances)
+
+    def _act_batch(
+        self, observations: np.ndarray, masks: np.ndarray, instances: Sequence[PolicyAgent] | None
+    ) -> np.ndarray:
         instances = [self] * len(observations) if instances is None else instances
         dist = _distribution(self.model, observations, masks)
         sampling: dict[int, list[int]] = {}  # a sampling instance's rows, by identity
@@ -132,5 +140,4 @@ def load_policy_agent(
             f"checkpoint agent {Path(path).name} has no parameter {', '.join(sorted(unknown))} "
             f"(it takes: deterministic, device)"
         )
-    torch.set_num_threads(1)
     return PolicyAgent(cached_model(path, device), seed=seed, deterministic=deterministic, name=Path(path).stem)

@@ -42,7 +42,8 @@ Playing fast
 ------------
 Deal sets are split into jobs of up to 16 (``schedule.jobs``, cut the same way whatever
 the number of workers) played by a ``ProcessPoolExecutor`` (``workers=1`` plays in this
-process); a tqdm bar on stderr counts games. Jobs are made as they are handed out, at most
+process) whose workers compute on one CPU thread each (``_worker_start``); a tqdm bar on
+stderr counts games. Jobs are made as they are handed out, at most
 ``JOBS_IN_FLIGHT_PER_WORKER`` per worker waiting or running at a time, so a tournament
 starts at once whatever its size. A job's games, up to 64, step together on one batched
 engine (``barbu_env.game.vector.VectorBarbu``, the numba kernels behind ``barbu_env.env()``),
@@ -115,6 +116,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -245,6 +247,18 @@ class _Collector:
         return f"{self.failure}; {self.skipped} game records not saved ({self.saved} were)"
 
 
+def _worker_start() -> None:
+    """A worker process computes on one CPU thread: the workers share the cores, and a
+    process forked after the parent's torch thread pool started waits on that pool for ever
+    the first time it computes on several threads. The engine never imports torch; where
+    the parent has, it is set to one thread here, and where it has not, a torch imported
+    later starts with one (``OMP_NUM_THREADS``, this process's environment only)."""
+    os.environ["OMP_NUM_THREADS"] = "1"
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
 def _play_all(
     todo: Iterator[_Job], workers: int, games: int, progress: bool, collect: Callable[[_JobResult, Any], None]
 ) -> None:
@@ -256,7 +270,7 @@ def _play_all(
             for job in todo:
                 collect(_play_job(job), bar)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_worker_start) as pool:
         # The first jobs are submitted before the bar's thread starts, so the workers start first.
         pending = {pool.submit(_play_job, job) for job in itertools.islice(todo, workers * JOBS_IN_FLIGHT_PER_WORKER)}
         try:
