@@ -198,3 +198,13 @@ def test_barbu_play_seats_only_agents_and_plays_the_hands_asked(tmp_path, capsys
 def test_barbu_play_refuses_a_table_of_three(capsys):
     assert main(["play", "--agents", "human,random,random"]) == 1
     assert "needs 4 seats" in capsys.readouterr().err
+
+
+def test_barbu_play_refuses_an_endless_line_from_a_pipe_and_reads_the_next(tmp_path, monkeypatch, capsys):
+    stdin = io.StringIO("Q" * 3_000_000 + "\n?\nquit\n")
+    monkeypatch.setattr("sys.stdin", stdin)
+    assert main(["play", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "Not allowed: a line of over 1,000 characters cannot be a choice" in out
+    assert "Your choices: " in out and "Game stopped." in out
+    assert "Q" * 1_001 not in out

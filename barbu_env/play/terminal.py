@@ -13,8 +13,10 @@ asked again: input that cannot be read says so; a legal-looking choice that the 
 is answered with the rule (the kernels' reason, put into words by ``barbu_env.view.refusals``, in
 the numbers and switches of the ``rules`` the agent is given).
 
-``read`` and ``write`` default to the terminal (``input`` and standard output); tests pass
-their own, e.g. ``read=iter(lines).__next__``-like functions.
+``read`` and ``write`` default to the terminal (``input`` and standard output; from a pipe or
+a file, a line of over ``MAX_LINE`` characters is read through and dropped, and refused as
+any unreadable choice is, so what is held of it stays bounded); tests pass their own, e.g.
+``read=iter(lines).__next__``-like functions.
 
 >>> import numpy as np
 >>> from barbu_env.game.engine import BarbuState
@@ -325,10 +327,29 @@ def why_not_card(view: TableView, card: int) -> str:
 # ---------------------------------------------------------------------- the agent
 
 
+#: The longest line ``barbu play`` reads from a pipe or a file as one choice.
+MAX_LINE = 1_000
+
+
 def _terminal_read(prompt: str) -> str:
-    if sys.stdin is None or sys.stdin.closed:  # input() would raise RuntimeError: as the end of the input
+    """A line from the terminal (``input``, with its line editing), or from a pipe or a
+    file: at most ``MAX_LINE`` characters held; a longer line is read through to its end
+    in pieces and refused (ChoiceError)."""
+    stdin = sys.stdin
+    if stdin is None or stdin.closed:  # input() would raise RuntimeError: as the end of the input
         raise EOFError("standard input is closed")
-    return input(prompt)
+    if stdin.isatty():
+        return input(prompt)
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    line = stdin.readline(MAX_LINE + 1)
+    if not line:
+        raise EOFError("the input ended")
+    if len(line) > MAX_LINE:
+        while line and not line.endswith("\n"):
+            line = stdin.readline(65_536)
+        raise ChoiceError(f"a line of over {MAX_LINE:,} characters cannot be a choice")
+    return line.removesuffix("\n")
 
 
 def _terminal_write(text: str) -> None:
@@ -368,6 +389,9 @@ class HumanAgent:
                 line = self.read("> ")
             except EOFError:
                 raise HumanQuit("the input ended") from None
+            except ChoiceError as e:  # a line the reader refused whole
+                self.write(f"Not allowed: {e}")
+                continue
             word = line.strip().lower()
             if word in QUIT_WORDS:
                 raise HumanQuit("quit")
