@@ -19,7 +19,18 @@ from barbu_env.game.constants import Contract, Phase  # noqa: E402
 from barbu_env.game.observation import decode  # noqa: E402
 from barbu_env.game.rules import load_rules  # noqa: E402
 from barbu_models.policy import MaskedCategorical, load_checkpoint  # noqa: E402
-from barbu_training.expert import ExpertArgs, always_labelled, collect, measure, run, soft_targets  # noqa: E402
+from barbu_training.config import ConfigError  # noqa: E402
+from barbu_training.expert import (  # noqa: E402
+    ExpertArgs,
+    always_labelled,
+    check_games,
+    collect,
+    describe,
+    held_out,
+    measure,
+    run,
+    soft_targets,
+)
 
 RULES = load_rules("standard")
 
@@ -132,3 +143,21 @@ def test_a_student_with_a_privileged_critic_is_labelled_and_fitted_its_critic_le
         if name.startswith(("critic", "critic_cards")):
             assert torch.equal(after.state_dict()[name], weights), name
     assert not torch.equal(after.policy_head.weight, before.policy_head.weight)
+
+
+def test_a_holdout_of_zero_holds_no_game_out_and_fits_on_every_label(positions, tmp_path):
+    assert [held_out(10, 0), held_out(10, 0.01), held_out(10, 0.25)] == [0, 1, 2]
+    check_games(ExpertArgs(games=1, workers=1, holdout=0))  # one game, all of it to fit on
+    with pytest.raises(ConfigError, match="no game to fit on"):
+        check_games(ExpertArgs(games=1, workers=1, holdout=0.1))
+    obs, masks = positions
+    values = np.where(masks, 1.0, np.nan).astype(np.float32)
+    probs = masks / masks.sum(axis=1, keepdims=True)
+    labels = {"obs": obs, "masks": masks, "values": values, "probs": probs.astype(np.float32)}
+    labels |= {"value": np.zeros(len(obs), np.float32), "holdout": np.zeros(len(obs), bool)}
+    np.savez_compressed(tmp_path / "labels.npz", **labels)
+    student = str(checkpoint_path("ppo-finetuned"))
+    summary = run(ExpertArgs(student=student, labels=str(tmp_path / "labels.npz"), epochs=1, out=str(tmp_path / "o")))
+    assert summary["train"] == len(obs) and summary["holdout"] == 0
+    assert summary["holdout_before"] == summary["holdout_after"] == {}
+    assert describe(summary).endswith("no decision held out (holdout 0)")

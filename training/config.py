@@ -473,7 +473,7 @@ class ExpertArgs:
     max_grad_norm: float = _field(0.5, gt=0, le=10**6)
     """Gradient norm clip."""
     holdout: float = _field(0.1, ge=0, le=1)
-    """Share of each worker's games (the last ones, at least one) kept out of the fit, to measure it."""
+    """Share of each worker's games (the last ones, at least one; none for 0) kept out of the fit, to measure it."""
     seed: int = _field(1, **_SEED)
     """Seed of the games, the search's and the fit's generators."""
     labels: str = _field("", valid="empty or a labels.npz file")

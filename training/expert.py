@@ -25,8 +25,9 @@ decision):
 4. **fit**: from the student's weights, minimise ``KL(target ‖ network)`` on the labelled
    decisions, and keep the value head where it was (its outputs at collection are its
    targets; a privileged critic, which reads the hidden hands and shares no weight with
-   the policy, is left as it is), with the last ``holdout`` share of each worker's games kept aside to report
-   agreement and KL before and after, by decision kind.
+   the policy, is left as it is), with the last ``holdout`` share of each worker's games
+   kept aside to report agreement and KL before and after, by decision kind (``holdout``
+   0: none kept aside, nothing reported).
 
 The result, ``<out>/expert.pt``, is a checkpoint like the trainer's: playable as
 ``barbu eval --agents <out>/expert.pt,pimc,pimc,pimc``, and the ``init`` and
@@ -175,8 +176,9 @@ def worker_games(games: int, workers: int) -> list[int]:
 
 
 def held_out(games: int, holdout: float) -> int:
-    """How many of a worker's ``games`` (its last) are kept out of the fit: the ``holdout`` share, at least one."""
-    return max(1, round(games * holdout))
+    """How many of a worker's ``games`` (its last) are kept out of the fit: the ``holdout``
+    share, at least one (none for a ``holdout`` of 0)."""
+    return 0 if holdout == 0 else max(1, round(games * holdout))
 
 
 def label(path: str, args: ExpertArgs) -> dict[str, np.ndarray]:
@@ -199,6 +201,8 @@ def label(path: str, args: ExpertArgs) -> dict[str, np.ndarray]:
 def measure(model: BarbuActorCritic, data: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
     """By decision kind (and ``all``): the number of decisions, the share where the
     model's most likely action is the search's best, and the mean ``KL(target ‖ model)``."""
+    if not len(data["obs"]):
+        return {}
     with torch.no_grad():
         logits, _ = heads(model, torch.as_tensor(data["obs"]))
         dist = MaskedCategorical(logits, torch.as_tensor(data["masks"]))
@@ -354,9 +358,11 @@ def train_expert(args) -> dict:
 
 def describe(summary: dict) -> str:
     """One line on an expert-iteration run: labels, time, held-out agreement and KL before and after."""
+    done = f"{summary['labels']} labels ({summary['label_seconds']:.0f} s), fit {summary['fit_seconds']:.0f} s; "
+    if not summary["holdout"]:
+        return done + "no decision held out (holdout 0)"
     b, a = summary["holdout_before"]["all"], summary["holdout_after"]["all"]
-    return (
-        f"{summary['labels']} labels ({summary['label_seconds']:.0f} s), fit {summary['fit_seconds']:.0f} s; "
+    return done + (
         f"held-out agreement with the search {b['agreement']:.3f} -> {a['agreement']:.3f}, "
         f"KL(target || network) {b['kl']:.4f} -> {a['kl']:.4f}"
     )
