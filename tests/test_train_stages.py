@@ -210,14 +210,14 @@ def test_a_staged_run_interrupted_resumes_its_first_unfinished_stage_and_ends_as
 
     monkeypatch.setattr(ppo, "ppo_update", interrupted)
     cut = _write(tmp_path / "c.yaml", TOP | {"exp_name": "c"}, stages)
-    with pytest.raises(TrainingInterrupted, match=r"stage 2 of 2 \(c-2\): iteration 1 saved.*--resume auto") as e:
+    with pytest.raises(TrainingInterrupted, match=r"stage 2 of 2 \(\'c-2\'\): iteration 1 saved.*--resume auto") as e:
         train(config.load_args(str(cut)))
     assert e.value.path == Path("runs/c-2/checkpoints/latest.pt")
     monkeypatch.setattr(ppo, "ppo_update", update)
     first_stage = (tmp_path / "runs/c-1/checkpoints/latest.pt").read_bytes()
 
     with pytest.raises(
-        config.ConfigError, match=r"not a checkpoint of the first unfinished stage, stage 2 of 2 \(c-2\)"
+        config.ConfigError, match=r"not a checkpoint of the first unfinished stage, stage 2 of 2 \(\'c-2\'\)"
     ):
         plan_stages(config.load_args(str(cut), {"resume": "runs/c-1/checkpoints/latest.pt"}))
     plan, first = plan_stages(config.load_args(str(cut), {"resume": "auto"}))
@@ -278,3 +278,17 @@ def test_the_expert_recipe_config_teaches_ppo_finetuned_then_runs_finetune_yaml_
         {"init": "runs/ppo-expert-1/expert.pt", "kl_anchor": "init", "total_decisions": 20_000_000},
     )
     assert second == dataclasses.replace(step2, exp_name="ppo-expert-2", seed=1)
+
+
+def test_every_chain_refusal_names_its_stage_alike(tmp_path):
+    base = {"run_dir": str(tmp_path), "exp_name": "x", **tiny()}
+    refusals = []
+    for stages in ([{}, {"gamma": 5.0}], [{"central_critic": True}, {}], [{}, {"exp_name": "x-1"}]):
+        with pytest.raises(config.ConfigError) as e:
+            stage_args(config.Args(**base, stages=stages))
+        refusals.append(str(e.value))
+    assert [r.split(": ")[1] for r in refusals] == [
+        "stage 2 of 2 ('x-2')",
+        "stage 2 of 2 ('x-2')",
+        "stage 2 of 2 ('x-1')",
+    ]

@@ -52,7 +52,7 @@ def stage_args(args: Args) -> list[Args]:
             made = Args(**values)
         except ConfigError as e:
             raise ConfigError(f"{where} ({show(values['exp_name'])}): {e}") from None
-        where = f"{where} ({made.exp_name})"
+        where = f"{where} ({show(made.exp_name)})"
         if chained:
             if init_from == "best" and not prev.eval_every:
                 raise ConfigError(
