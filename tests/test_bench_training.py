@@ -54,3 +54,18 @@ def test_bench_scale_prints_every_worker_count_the_update_and_every_training_set
     for n in bench_scale.worker_counts(min(2, cores)):  # the learner's threads cut to the cores the workers leave
         if bench_scale.learner_threads(cores, n) != 2:  # default.yaml's torch_threads
             assert f"workers {n:>3} overlap torch_threads {bench_scale.learner_threads(cores, n):>3}:" in out, out
+
+
+def test_bench_network_prints_every_acting_and_training_subject_with_its_ratio(capsys):
+    from benchmarks import bench_network
+
+    assert (
+        bench_network.main(["--seconds", "0", "--positions", "96", "--batch", "4", "--minibatch", "8", "--no-pin"]) == 0
+    )
+    out = capsys.readouterr().out
+    for title in ("acting, batch 1", "acting, batch 4", "training step, minibatch 8"):
+        assert title in out
+    assert out.count("ppo-expert (the reference)") == 2 and out.count("ppo-belief + belief rows") == 2
+    assert "belief probabilities (one observation)" in out and "+ belief rows" in out
+    reference = [line for line in out.splitlines() if line.startswith("ppo-expert (the reference)")]
+    assert all(line.endswith(" 1.00x") for line in reference)
