@@ -5,6 +5,7 @@ decision, under every preset and switch, in tests/test_oracle.py."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -311,3 +312,50 @@ def test_a_stale_compilation_is_compiled_afresh_on_import(tmp_path):
     assert run("stale") == 10  # the stale cache, as numba alone gives it
     assert run("fresh") == 20  # compiled afresh
     assert run("fresh") == 20  # and cached afresh
+
+
+def _no_file_writes() -> None:  # as on a full disk: every write of a byte fails (EFBIG)
+    import resource  # POSIX only
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+
+@pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE")
+def test_kernels_compile_and_run_when_their_disk_cache_cannot_be_written(tmp_path):
+    package = tmp_path / "fullpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "consts.py").write_text("X = 1\n")
+    (package / "k.py").write_text(
+        "from barbu_env.game._bits import kernel, refresh_stale_cache\n"
+        "from .consts import X\n"
+        "FROZEN = (X,)\n"
+        "@kernel\n"
+        "def probe():\n"
+        "    return FROZEN\n"
+        "@kernel\n"
+        "def times_ten():\n"
+        "    return 10 * X\n"
+        "refresh_stale_cache(globals(), probe, FROZEN)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    code = "from fullpkg.k import times_ten; print(times_ten())"
+
+    def run(full: bool) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-c", code],
+            env=env,
+            capture_output=True,
+            text=True,
+            preexec_fn=_no_file_writes if full else None,
+        )
+
+    first = run(full=True)  # nothing cached, nothing can be: compiled in memory, one warning
+    assert first.returncode == 0 and first.stdout == "10\n", first.stderr[-2000:]
+    assert first.stderr.count("CacheWarning") == 1 and "compiled in memory" in first.stderr
+    assert run(full=False).stdout == "10\n"  # cached on a disk with room
+    (package / "consts.py").write_text("X = 2  # changed\n")
+    stale = run(full=True)  # the stale cache cannot be dropped: it is not read either
+    assert stale.returncode == 0 and stale.stdout == "20\n", stale.stderr[-2000:]

@@ -28,17 +28,60 @@ cache dropped and compiles afresh on its next call. No user ever deletes a cache
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 import numpy as np
 from numba import njit
 from numba.core import types
+from numba.core.caching import FunctionCache, NullCache
 from numba.core.extending import intrinsic
 from numba.core.registry import CPUDispatcher
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
-#: Every kernel: compiled on first use and cached on disk, without reference counting
-#: (``_nrt=False``: the kernels allocate nothing, and per-call reference counts of array
-#: arguments would cost more than the rules).
-kernel = njit(cache=True, _nrt=False)
+
+class CacheWarning(RuntimeWarning):
+    """numba's disk cache of the kernels could not be read or written: they compile in memory."""
+
+
+class _KernelCache(FunctionCache):
+    """numba's disk cache of one kernel (what ``njit(cache=True)`` gives it), where a cache
+    file that cannot be read or written (a full disk, a quota, a read-only copy) is not an
+    error: the kernel is compiled in memory as if it had no cache, and a ``CacheWarning``
+    says so, once in a process. (numba's own guard, the method overridden here, forgives
+    one error on Windows.)"""
+
+    #: Whether this process has warned already (one warning, however many kernels).
+    warned = False
+
+    @contextlib.contextmanager
+    def _guard_against_spurious_io_errors(self):
+        try:
+            yield
+        except OSError as e:
+            if _KernelCache.warned:
+                return
+            _KernelCache.warned = True
+            warnings.warn(
+                f"numba could not read or write its cache of barbu's compiled kernels ({e.strerror or e}): "
+                "they are compiled in memory, again in each new process",
+                CacheWarning,
+                stacklevel=1,
+            )
+
+
+_compile = njit(_nrt=False)
+
+
+def kernel(fn):
+    """``fn`` compiled as every kernel is: on first use, without reference counting
+    (``_nrt=False``: the kernels allocate nothing, and per-call reference counts of array
+    arguments would cost more than the rules), and cached on disk (``_KernelCache``: as
+    ``njit(cache=True)`` caches, but a full disk costs time, not the call)."""
+    compiled = _compile(fn)
+    compiled._cache = _KernelCache(compiled.py_func)  # what Dispatcher.enable_caching sets
+    return compiled
+
 
 U0 = np.uint64(0)
 U1 = np.uint64(1)
@@ -102,7 +145,10 @@ def refresh_stale_cache(namespace: dict, probe, expected: tuple) -> None:
         return
     for value in list(namespace.values()):
         if isinstance(value, CPUDispatcher) and value.py_func.__module__ == namespace["__name__"]:
-            value._cache.flush()
+            try:
+                value._cache.flush()
+            except OSError:  # a stale cache that cannot be dropped is not read: compiled in memory
+                value._cache = NullCache()
     probe.recompile()
     if tuple(probe()) != expected:
         raise RuntimeError(f"{namespace['__name__']}: a fresh compilation disagrees with the module's constants")
