@@ -7,7 +7,10 @@ An agent spec is a registered name or a checkpoint path, optionally followed by 
 ``true``/``false``, ``none``, or else kept as text, and must be of a kind the agent's
 factory (or loader) takes, by its annotations or defaults (``check_param_types``). In a comma-separated list of agents
 (``--agents``), a piece that starts with a parameter name and ``=`` is a parameter of the
-agent before it (``split_agent_specs``), so no quoting is needed beyond the shell's:
+agent before it (``split_agent_specs``), so no quoting is needed beyond the shell's; a
+checkpoint's path may hold commas and colons (a Ray Tune trial's folder, a Windows drive)
+and still take parameters: the longest start of a spec that is an existing file or folder
+is its path (``path_part``):
 
 >>> split_agent_specs("pimc:worlds=32,rollout=random,heuristic,heuristic,heuristic")
 ['pimc:worlds=32,rollout=random', 'heuristic', 'heuristic', 'heuristic']
@@ -116,17 +119,43 @@ _PARAMETER = re.compile(r"\w+\s*=")
 
 
 def split_agent_specs(text: str) -> list[str]:
-    """A comma-separated list of agent specs, parameters kept with their agent (see the
-    module docstring)."""
+    """A comma-separated list of agent specs, parameters kept with their agent, and the
+    pieces of an existing path that holds commas kept together (see the module docstring)."""
     specs: list[str] = []
     for piece in (p.strip() for p in text.split(",")):
         if not piece:
             continue
-        if _PARAMETER.match(piece) and specs:
+        if specs and (_PARAMETER.match(piece) or len(path_part(specs[-1] + "," + piece)) > len(specs[-1])):
             specs[-1] += "," + piece
         else:
             specs.append(piece)
     return specs
+
+
+def _is_path(text: str) -> bool:
+    try:
+        return Path(text).exists()
+    except (OSError, ValueError):  # a name too long, a NUL byte: no such file
+        return False
+
+
+def path_part(spec: str) -> str:
+    """The longest start of ``spec`` that is an existing file or folder and ends where
+    ``spec`` ends or at a ``:``; ``""`` if none. So a path may hold colons and commas and
+    still take parameters (``C:\\runs\\best.pt:device=cpu``)."""
+    if _is_path(spec):
+        return spec
+    for i in reversed([i for i, ch in enumerate(spec) if ch == ":"]):
+        if _is_path(spec[:i]):
+            return spec[:i]
+    return ""
+
+
+def _name_and_parameters(spec: str) -> tuple[str, str | None]:
+    """``spec``'s agent (a registered name, or a path: ``path_part``) and the text of its
+    parameters after the ``:`` (None without one)."""
+    path = path_part(spec) or spec.partition(":")[0]
+    return path, (spec[len(path) + 1 :] if len(spec) > len(path) else None)
 
 
 def _value(text: str) -> Any:
@@ -146,9 +175,9 @@ def _value(text: str) -> Any:
 def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"name:key=value,..."`` as ``(name, {key: value})``; a spec without parameters, or
     an existing file's path, as ``(spec, {})``. A key given twice is a ValueError."""
-    if ":" not in spec or Path(spec).exists():
-        return spec, {}
-    name, _, rest = spec.partition(":")
+    name, rest = _name_and_parameters(spec)
+    if rest is None:
+        return name, {}
     params: dict[str, Any] = {}
     for item in (p.strip() for p in rest.split(",")):
         key, eq, value = item.partition("=")
@@ -250,7 +279,7 @@ def make_agent(spec: str, seed: int = 0, trust: bool = False, **kwargs: Any) -> 
         if _takes_trust(factory):
             params["trust"] = trust
         return factory(seed=seed, **{**kwargs, **params})
-    if Path(name).exists():
+    if _is_path(name):
         _load_entry_point_loaders()
         for loader in _LOADERS:
             agent = loader(name, seed=seed, trust=trust, **{**kwargs, **params})
@@ -298,8 +327,8 @@ def spec_without(spec: str, key: str) -> str:
     >>> spec_without("runs/a/model.zip:trust=true", "trust"), spec_without("pimc:trust=true,worlds=8", "trust")
     ('runs/a/model.zip', 'pimc:worlds=8')
     """
-    if ":" not in spec or Path(spec).exists():
+    name, rest = _name_and_parameters(spec)
+    if rest is None:
         return spec
-    name, _, rest = spec.partition(":")
     kept = [piece for piece in rest.split(",") if piece.partition("=")[0].strip() != key]
     return f"{name}:{','.join(kept)}" if kept else name
