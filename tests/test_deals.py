@@ -80,6 +80,22 @@ def test_malformed_deal_raises_deal_error_at_new_game(deal, message):
         new_game([good(), deal])  # a later deal is checked up front too
 
 
+@pytest.mark.parametrize(
+    "deal",
+    [
+        list(range(10**6)),  # a million "hands"
+        with_seat(0, list(range(10**5))),
+        with_seat(1, "Q" * 10**6),
+        with_seat(2, [2**20000] * 13),  # an id past Python's digits limit for str()
+        with_seat(3, np.zeros(10**6)),
+    ],
+)
+def test_a_huge_malformed_deal_is_refused_in_one_short_line(deal):
+    with pytest.raises(DealError) as e:
+        new_game([deal])
+    assert len(str(e.value)) < 300 and "\n" not in str(e.value)
+
+
 @pytest.mark.parametrize("deals", [[good()] * 29, "deals", 5])
 def test_deals_must_be_a_list_of_at_most_28_deals(deals):
     with pytest.raises(DealError, match="28"):

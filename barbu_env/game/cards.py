@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..util.files import quote
+
 NUM_CARDS = 52
 NUM_SUITS = 4
 NUM_RANKS = 13
@@ -61,7 +63,7 @@ def card_from_text(text: str) -> int:
     if t[:2] == "10":
         t = "T" + t[2:]
     if len(t) != 2 or t[0] not in RANK_LETTERS or t[1] not in SUIT_LETTERS:
-        raise ValueError(f"unknown card text {text!r} (expected rank then suit, e.g. 'QS', 'TD', '10D')")
+        raise ValueError(f"unknown card text {quote(text)} (expected rank then suit, e.g. 'QS', 'TD', '10D')")
     return SUIT_LETTERS.index(t[1]) * NUM_RANKS + RANK_LETTERS.index(t[0])
 
 
@@ -70,10 +72,10 @@ def to_card(value: int | str) -> int:
     if isinstance(value, str):
         return card_from_text(value)
     if isinstance(value, bool) or not isinstance(value, int) and not hasattr(value, "__index__"):
-        raise ValueError(f"a card is an id 0..51 or text like 'QS', not {value!r}")
+        raise ValueError(f"a card is an id 0..51 or text like 'QS', not {quote(value)}")
     c = int(value)
     if not 0 <= c < NUM_CARDS:
-        raise ValueError(f"card id {c} is not in 0..51")
+        raise ValueError(f"card id {quote(c)} is not in 0..51")
     return c
 
 

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..util.files import quote
 from . import _kernels as K
 from .actions import NUM_ACTIONS, action_text, actions_of
 from .cards import FULL_DECK, NUM_CARDS, card_text, hand_text, to_card
@@ -100,8 +101,6 @@ def action_id(action: Any) -> int:
             return number
     except TypeError:
         pass
-    from ..util.files import quote
-
     raise IllegalActionError(
         f"action {quote(action)} is not an action id: an integer 0..{NUM_ACTIONS - 1} "
         "(a Python or numpy integer, or a 0-d integer array)"
@@ -138,15 +137,16 @@ def parse_deal(deal: Sequence[Sequence[int | str]]) -> tuple[int, int, int, int]
     """Four hands (ids or text) as four 52-bit ints; anything but 4 x 13 distinct cards
     raises ``DealError``."""
     if isinstance(deal, (str, bytes)) or not hasattr(deal, "__len__") or len(deal) != NUM_PLAYERS:
-        raise DealError(f"a deal is four hands (seats 0-3), got {deal!r}")
+        raise DealError(f"a deal is four hands (seats 0-3), got {quote(deal, 160)}")
     hands = []
     for seat, hand in enumerate(deal):
         if isinstance(hand, (str, bytes)):
             hand = hand.replace(",", " ").split()
         if not hasattr(hand, "__len__"):
-            raise DealError(f"seat {seat} is dealt {hand!r}, not a list of 13 cards")
+            raise DealError(f"seat {seat} is dealt {quote(hand, 120)}, not a list of 13 cards")
         if len(hand) != CARDS_PER_HAND:
-            raise DealError(f"seat {seat} is dealt {len(hand)} cards, not 13: {hand!r}")
+            many = f"{len(hand):,} card{'s' * (len(hand) != 1)}"
+            raise DealError(f"seat {seat} is dealt {many}, not 13: {quote(hand, 120)}")
         mask = 0
         for c in hand:
             try:
@@ -154,7 +154,7 @@ def parse_deal(deal: Sequence[Sequence[int | str]]) -> tuple[int, int, int, int]
             except ValueError as e:
                 raise DealError(f"seat {seat}: {e}") from None
         if mask.bit_count() != CARDS_PER_HAND:
-            raise DealError(f"seat {seat} is dealt a card twice: {hand!r}")
+            raise DealError(f"seat {seat} is dealt a card twice: {quote(hand, 120)}")
         hands.append(mask)
     union = hands[0] | hands[1] | hands[2] | hands[3]
     if union != FULL_DECK:

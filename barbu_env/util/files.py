@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import reprlib
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -65,9 +66,16 @@ class InputError(ValueError):
 
 
 def quote(value: object, width: int = 40) -> str:
-    """``repr(value)`` cut to at most ``width`` characters (with ``...`` where it was cut)."""
+    """``repr(value)`` cut to at most ``width`` characters (with ``...`` where it was cut),
+    in time and memory bounded by ``width`` however large ``value`` is (a container shows
+    its first items, a long text or number its start)."""
+    shown = reprlib.Repr()
+    shown.maxlevel = 3
+    shown.maxlist = shown.maxtuple = shown.maxset = shown.maxfrozenset = shown.maxdeque = 16
+    shown.maxdict = shown.maxarray = 16
+    shown.maxstring = shown.maxlong = shown.maxother = width + 2
     try:
-        text = repr(value) if not isinstance(value, str) else repr(value[: width + 2])
+        text = repr(value[: width + 2]) if isinstance(value, str) else shown.repr(value)
     except (ValueError, RecursionError):  # an int of over 4,300 digits, a deep structure
         text = f"<{type(value).__name__}>"
     return text if len(text) <= width else text[: max(width - 3, 1)] + "..."
