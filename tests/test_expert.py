@@ -130,7 +130,13 @@ def test_a_fit_from_saved_labels_moves_the_network_toward_the_targets(positions,
 def test_a_student_with_a_privileged_critic_is_labelled_and_fitted_its_critic_left_as_it_was(tmp_path):
     student = str(checkpoint_path("ppo-belief"))  # a privileged critic: it cannot value a position from the observation
     args = ExpertArgs(student=student, searcher="pimc", worlds=2, games=1, other_share=0.0, games_per_batch=1)
-    data = collect((student, args, 1, 5))
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        data = collect((student, args, 1, 5))  # as one worker does, in this process
+        assert torch.get_num_threads() == 3  # the fit after it keeps the run's torch_threads
+    finally:
+        torch.set_num_threads(before)
     assert len(data["obs"]) > 24 and (data["value"] == 0).all()
     data["holdout"] = np.arange(len(data["obs"])) % 2 == 1
     np.savez_compressed(tmp_path / "labels.npz", **data)
@@ -160,4 +166,32 @@ def test_a_holdout_of_zero_holds_no_game_out_and_fits_on_every_label(positions, 
     summary = run(ExpertArgs(student=student, labels=str(tmp_path / "labels.npz"), epochs=1, out=str(tmp_path / "o")))
     assert summary["train"] == len(obs) and summary["holdout"] == 0
     assert summary["holdout_before"] == summary["holdout_after"] == {}
-    assert describe(summary).endswith("no decision held out (holdout 0)")
+    assert describe(summary).endswith("no decision held out")
+
+
+def test_saved_labels_are_held_out_by_the_holdout_asked_now(positions, tmp_path):
+    obs, masks = positions  # as two workers' labels: worker 0 plays 4 games, worker 1 plays 2
+    n = len(obs)
+    worker = (np.arange(n) >= n // 2).astype(np.int32)
+    game = np.where(worker == 0, np.arange(n) % 4, np.arange(n) % 2)
+    values = np.where(masks, 1.0, np.nan).astype(np.float32)
+    labels = {
+        "obs": obs,
+        "masks": masks,
+        "values": values,
+        "probs": (masks / masks.sum(1, keepdims=True)).astype(np.float32),
+    }
+    labels |= {"value": np.zeros(n, np.float32), "game": game, "worker": worker, "worker_games": np.array([4, 2])}
+    labels["holdout"] = np.ones(n, bool)  # what the earlier run held out: ignored, the games say
+    np.savez_compressed(tmp_path / "labels.npz", **labels)
+    student = str(checkpoint_path("ppo-finetuned"))
+
+    def fit(holdout: float) -> dict:
+        out = str(tmp_path / f"o{holdout}")
+        return run(ExpertArgs(student=student, labels=str(tmp_path / "labels.npz"), epochs=1, holdout=holdout, out=out))
+
+    assert fit(0)["holdout"] == 0
+    expected = ((worker == 0) & (game == 3)) | ((worker == 1) & (game == 1))  # each worker's last game
+    assert fit(0.25)["holdout"] == expected.sum()
+    with pytest.raises(ConfigError, match="leaves no label to fit on"):
+        fit(1)

@@ -292,3 +292,17 @@ def test_every_chain_refusal_names_its_stage_alike(tmp_path):
         "stage 2 of 2 ('x-2')",
         "stage 2 of 2 ('x-1')",
     ]
+
+
+def test_a_chains_form_refusals_name_the_stage_too_and_a_folder_name_is_printable(tmp_path):
+    base = {"run_dir": str(tmp_path), "exp_name": "x", **tiny()}
+    for stages, named in (
+        ([{}, {"bogus": 1}], "stage 2 of 2 ('x-2'): unknown training field"),
+        ([{}, {"exp_name": "y", "resume": "auto"}], "stage 2 of 2 ('y'): resume is not a stage's field"),
+        ([{"init_from": "latest"}, {}], "stage 1 of 2 ('x-1'): init_from and init"),
+    ):
+        with pytest.raises(config.ConfigError, match=re.escape(named)):
+            config.Args(**base, stages=stages)
+    for name in ("a\nb", "tab\there", "nul\0"):
+        with pytest.raises(config.ConfigError, match="exp_name must be a folder name"):
+            stage_args(config.Args(**base, stages=[{}, {"exp_name": name}]))

@@ -359,3 +359,26 @@ def test_kernels_compile_and_run_when_their_disk_cache_cannot_be_written(tmp_pat
     (package / "consts.py").write_text("X = 2  # changed\n")
     stale = run(full=True)  # the stale cache cannot be dropped: it is not read either
     assert stale.returncode == 0 and stale.stdout == "20\n", stale.stderr[-2000:]
+
+
+def test_kernels_compile_and_run_where_no_folder_may_hold_their_cache(tmp_path):
+    package = tmp_path / "rokpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "__pycache__").write_text("")  # a file: numba's folder beside the source cannot be made
+    (package / "k.py").write_text(
+        "from barbu_env.game._bits import kernel\n"
+        "@kernel\n"
+        "def plus(x):\n"
+        "    return x + 1\n"
+        "@kernel\n"
+        "def twice(x):\n"
+        "    return 2 * x\n"
+    )
+    nowhere = "/proc/barbu-no-such-folder"  # not even root may make it
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    env |= {"NUMBA_CACHE_DIR": nowhere, "HOME": nowhere, "XDG_CACHE_HOME": nowhere}
+    code = "from rokpkg.k import plus, twice; print(plus(1), twice(2))"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout == "2 4\n", done.stderr[-2000:]
+    assert done.stderr.count("CacheWarning") == 1 and "no folder it may write to" in done.stderr

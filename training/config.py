@@ -79,7 +79,7 @@ _SEED = {"ge": 0, "le": 2**32 - 1}
 _CORES = {"ge": 1, "le": 1024}
 _RULES = "a rules preset or a rules YAML file"
 _FOLDER = "a folder path, not empty"
-_FOLDER_NAME = "a folder name (not empty, no slashes, not . or ..)"
+_FOLDER_NAME = "a folder name (not empty, printable, no slashes, not . or ..)"
 _AGENTS = "agent specs separated by commas (registered names or checkpoint paths, with parameters)"
 _SHIPPED = f"a shipped policy ({', '.join(SHIPPED)}) or a checkpoint file"
 _EXPERT = "empty, or a mapping of expert-iteration fields (barbu_training.expert.ExpertArgs: worlds, games, ...)"
@@ -386,7 +386,11 @@ class Args:
         if not all(isinstance(stage, dict) for stage in self.stages):
             raise ConfigError(f"stages must be {VALID['stages'].describe()}, not {show(self.stages)}")
         self.stages, self.expert = [dict(stage) for stage in self.stages], _expert_fields(self.expert)
-        if self.exp_name in ("", ".", "..") or any(c in self.exp_name for c in "/\\\0"):
+        if (
+            self.exp_name in ("", ".", "..")
+            or any(c in self.exp_name for c in "/\\")
+            or not self.exp_name.isprintable()
+        ):
             raise ConfigError(f"exp_name must be {_FOLDER_NAME}, not {show(self.exp_name)}")
         if not self.run_dir or "\0" in self.run_dir:
             raise ConfigError(f"run_dir must be {_FOLDER}, not {show(self.run_dir)}")
@@ -432,7 +436,7 @@ class Args:
         if not self.stages and not self.init and (self.expert or self.kl_anchor == "init"):
             field = "expert" if self.expert else "kl_anchor init"
             raise ConfigError(f"{field} needs an init: the network to {'teach' if self.expert else 'pull toward'}")
-        _check_stage_forms(self.stages)
+        _check_stage_forms(self.stages, self.exp_name)
 
 
 # ---------------------------------------------------------------------- expert iteration
@@ -477,7 +481,7 @@ class ExpertArgs:
     seed: int = _field(1, **_SEED)
     """Seed of the games, the search's and the fit's generators."""
     labels: str = _field("", valid="empty or a labels.npz file")
-    """Labels saved by an earlier run (``labels.npz``): fit on them instead of searching anew."""
+    """Labels saved by an earlier run (``labels.npz``): fit on them instead of searching anew (``holdout`` applies)."""
     out: str = _field("runs/expert", valid=_FOLDER)
     """Folder of the result (``expert.pt``, ``labels.npz``, ``summary.json``)."""
     torch_threads: int = _field(2, **_CORES)
@@ -528,14 +532,14 @@ CHAIN_FIELDS = ("exp_name", "init", "resume")
 INIT_FROM = ("latest", "best")
 
 
-def _check_stage_forms(stages: list[dict]) -> None:
+def _check_stage_forms(stages: list[dict], exp_name: str) -> None:
     """``stages`` checked for their form: known fields, no ``resume`` or
     ``stages`` of its own, an ``init_from`` of ``INIT_FROM`` on a stage after the first that
     names no ``init`` and follows no stage of expert iteration; a ConfigError naming the stage
     otherwise. Each stage's values are checked when its ``Args`` is made
     (``barbu_training.stages.stage_args``)."""
     for k, stage in enumerate(stages, 1):
-        where = f"stages: stage {k} of {len(stages)}"
+        where = f"stages: stage {k} of {len(stages)} ({show(stage.get('exp_name', f'{exp_name}-{k}'))})"
         unknown = sorted((key for key in stage if key not in VALID and key != "init_from"), key=repr)
         if unknown:
             names = ", ".join(show(key) for key in unknown[:10]) + (", ..." if len(unknown) > 10 else "")

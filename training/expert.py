@@ -35,7 +35,9 @@ The result, ``<out>/expert.pt``, is a checkpoint like the trainer's: playable as
 small KL term toward the distilled policy). ``<out>/summary.json`` has the arguments,
 the label counts and timings, and the figures by decision kind. Labels are saved in
 ``<out>/labels.npz`` and reused by ``--labels`` (a fit with other settings needs no new
-search). Label collection runs in ``workers`` processes, each its own games and seeds.
+search; the labels keep their games, so ``holdout`` applies to them again, or, for labels
+of barbu before 0.11.1, the held-out games saved with them). Label collection runs in
+``workers`` processes, each its own games and seeds.
 
 In a training config, a stage with an ``expert`` mapping is such a run (``train_expert``,
 ``stage_expert_args``): its ``init`` the student, its folder the ``out``, and the next stage
@@ -69,6 +71,7 @@ from barbu_env.game.constants import Contract, Phase
 from barbu_env.game.driver import play
 from barbu_env.game.observation import OFFSETS
 from barbu_env.game.vector import VectorBarbu
+from barbu_models.device import one_thread
 from barbu_models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
 from barbu_training.config import ConfigError, ExpertArgs, add_field_flags
 
@@ -132,7 +135,11 @@ def collect(job: tuple[str, ExpertArgs, int, int]) -> dict[str, np.ndarray]:
     NaN off the mask), ``probs`` and ``value`` (the student's action probabilities and
     value estimate, 0 with a privileged critic: ``heads``) and ``game`` (the game's number in the worker)."""
     path, args, games, seed = job
-    torch.set_num_threads(1)
+    with one_thread():  # in this process (one worker) the fit after it keeps its torch_threads
+        return _collect(path, args, games, seed)
+
+
+def _collect(path: str, args: ExpertArgs, games: int, seed: int) -> dict[str, np.ndarray]:
     model, _ = load_checkpoint(path)
     searcher = make_agent(args.searcher, seed=seed, rules=args.rules, worlds=args.worlds)
     if not isinstance(searcher, PimcAgent):
@@ -190,9 +197,34 @@ def label(path: str, args: ExpertArgs) -> dict[str, np.ndarray]:
     else:
         with mp.get_context("fork").Pool(len(jobs)) as pool:
             parts = pool.map(collect, jobs)
-    for part, (_p, _a, n, _s) in zip(parts, jobs):
-        part["holdout"] = part.pop("game") >= n - held_out(n, args.holdout)
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    for w, part in enumerate(parts):
+        part["worker"] = np.full(len(part["game"]), w, np.int32)
+    data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    data["worker_games"] = np.array([n for _p, _a, n, _s in jobs], np.int64)
+    data["holdout"] = holdout_mask(data, args.holdout)
+    return data
+
+
+def holdout_mask(data: dict[str, np.ndarray], holdout: float) -> np.ndarray:
+    """Which labels are held out: those of each worker's last ``held_out`` games (by the
+    labels' ``game``, ``worker`` and ``worker_games``)."""
+    games = data["worker_games"]
+    last = games - np.array([held_out(int(n), holdout) for n in games], np.int64)  # a worker's first held-out game
+    return data["game"] >= last[data["worker"]]
+
+
+def split(data: dict[str, np.ndarray], holdout: float) -> tuple[dict, dict]:
+    """The labels to fit on and those held out: by ``holdout`` where the labels keep their
+    games (any made by this version), else by the ``holdout`` column saved with them."""
+    data = dict(data)
+    if "worker_games" in data:
+        data["holdout"] = holdout_mask(data, holdout)
+        for key in ("game", "worker", "worker_games"):
+            data.pop(key)
+    held = data.pop("holdout")
+    if held.all():
+        raise ConfigError(f"holdout {holdout:g} leaves no label to fit on: play more games, or hold fewer out")
+    return {k: v[~held] for k, v in data.items()}, {k: v[held] for k, v in data.items()}
 
 
 # --- fit ----------------------------------------------------------------------------
@@ -287,9 +319,7 @@ def run(args: ExpertArgs, before_writing: Callable[[], None] = lambda: None) -> 
             np.savez_compressed(f, **data)
     label_seconds = time.time() - start
     data["target"] = soft_targets(data["probs"], data["values"], data["masks"], args.temperature)
-    keep = ~data.pop("holdout")
-    train = {k: v[keep] for k, v in data.items()}
-    held = {k: v[~keep] for k, v in data.items()}
+    train, held = split(data, args.holdout)
     before = measure(model, held)
     t0 = time.time()
     loss = fit(model, train, args, gen)
@@ -298,8 +328,8 @@ def run(args: ExpertArgs, before_writing: Callable[[], None] = lambda: None) -> 
     summary = {
         "args": dataclasses.asdict(args),
         "labels": int(len(data["obs"])),
-        "train": int(keep.sum()),
-        "holdout": int((~keep).sum()),
+        "train": len(train["obs"]),
+        "holdout": len(held["obs"]),
         "label_seconds": round(label_seconds, 1),
         "fit_seconds": round(fit_seconds, 1),
         "loss": round(loss, 4),
@@ -360,7 +390,7 @@ def describe(summary: dict) -> str:
     """One line on an expert-iteration run: labels, time, held-out agreement and KL before and after."""
     done = f"{summary['labels']} labels ({summary['label_seconds']:.0f} s), fit {summary['fit_seconds']:.0f} s; "
     if not summary["holdout"]:
-        return done + "no decision held out (holdout 0)"
+        return done + "no decision held out"
     b, a = summary["holdout_before"]["all"], summary["holdout_after"]["all"]
     return done + (
         f"held-out agreement with the search {b['agreement']:.3f} -> {a['agreement']:.3f}, "

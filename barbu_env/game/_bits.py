@@ -59,15 +59,20 @@ class _KernelCache(FunctionCache):
         try:
             yield
         except OSError as e:
-            if _KernelCache.warned:
-                return
-            _KernelCache.warned = True
-            warnings.warn(
-                f"numba could not read or write its cache of barbu's compiled kernels ({e.strerror or e}): "
-                "they are compiled in memory, again in each new process",
-                CacheWarning,
-                stacklevel=1,
-            )
+            _uncached(e.strerror or str(e))
+
+
+def _uncached(why: str) -> None:
+    """Say, once in a process, that the kernels compile in memory (``CacheWarning``)."""
+    if _KernelCache.warned:
+        return
+    _KernelCache.warned = True
+    warnings.warn(
+        f"numba could not read or write its cache of barbu's compiled kernels ({why}): "
+        "they are compiled in memory, again in each new process",
+        CacheWarning,
+        stacklevel=3,
+    )
 
 
 _compile = njit(_nrt=False)
@@ -79,7 +84,10 @@ def kernel(fn):
     arguments would cost more than the rules), and cached on disk (``_KernelCache``: as
     ``njit(cache=True)`` caches, but a full disk costs time, not the call)."""
     compiled = _compile(fn)
-    compiled._cache = _KernelCache(compiled.py_func)  # what Dispatcher.enable_caching sets
+    try:
+        compiled._cache = _KernelCache(compiled.py_func)  # what Dispatcher.enable_caching sets
+    except RuntimeError:  # no folder to cache in at all (numba: "no locator available")
+        _uncached("no folder it may write to")
     return compiled
 
 

@@ -345,7 +345,7 @@ def _terminal_read(prompt: str) -> str:
     line = stdin.readline(MAX_LINE + 1)
     if not line:
         raise EOFError("the input ended")
-    if len(line) > MAX_LINE:
+    if len(line) > MAX_LINE and not line.endswith("\n"):  # MAX_LINE characters and more, the newline not counted
         while line and not line.endswith("\n"):
             line = stdin.readline(65_536)
         raise ChoiceError(f"a line of over {MAX_LINE:,} characters cannot be a choice")
