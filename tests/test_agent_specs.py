@@ -6,6 +6,7 @@ parameters; a spec no file could have (too long a name) is refused in words, not
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -53,8 +54,45 @@ def test_barbu_eval_plays_checkpoints_whose_paths_hold_commas_and_colons(odd_pat
     assert "random" in capsys.readouterr().out
 
 
-def test_a_spec_too_long_to_be_a_file_is_an_unknown_agent_not_an_oserror():
+def test_a_path_that_looks_like_a_parameter_or_is_a_parameters_value_is_kept_whole(odd_paths, monkeypatch):
+    tune, comma, colon = odd_paths
+    monkeypatch.chdir(Path(tune).parent.parent)  # relative paths: the Tune folder starts with "PPO_Barbu_0_lr="
+    tune, comma, colon = (str(Path(p).relative_to(Path.cwd())) for p in odd_paths)
+    assert split_agent_specs(f"random,{tune},random,{tune}:device=cpu") == [
+        "random",
+        tune,
+        "random",
+        f"{tune}:device=cpu",
+    ]
+    listing = f"pimc:worlds=2,rollout={comma},random,pimc:rollout={tune},worlds=2,pimc:worlds=2,rollout={colon},random"
+    specs = split_agent_specs(listing)
+    assert specs == [
+        f"pimc:worlds=2,rollout={comma}",
+        "random",
+        f"pimc:rollout={tune},worlds=2",
+        f"pimc:worlds=2,rollout={colon}",
+        "random",
+    ]
+    assert [parse_agent_spec(s)[1].get("rollout") for s in specs] == [comma, None, tune, colon, None]
+    assert spec_without(f"pimc:rollout={comma},trust=true,worlds=2", "trust") == f"pimc:rollout={comma},worlds=2"
+    assert make_agent(f"pimc:worlds=2,rollout={comma}").rollout == comma
+
+
+@pytest.mark.parametrize("command", ["eval", "league"])
+def test_a_spec_too_long_to_be_a_file_is_refused_in_one_short_line(command, capsys):
     with pytest.raises(ValueError, match="unknown agent"):
         make_agent("a" * 5000 + ":worlds=3")
     with pytest.raises(ValueError, match="unknown agent"):
         make_agent("b" * 5000)
+    others = ",random,random,random" if command == "eval" else ",random,heuristic"
+    code = main([command, "--agents", "c" * 5000 + others, "--games", "4", "--workers", "1"])
+    err = capsys.readouterr().err
+    assert code != 0 and "unknown agent" in err and len(err) < 600 and "Traceback" not in err, err[:300]
+
+
+def test_the_table_labels_a_checkpoint_by_its_file_name_whatever_its_folder_holds(odd_paths):
+    from barbu_env.evaluation.tournament import agent_labels
+
+    tune, comma, colon = odd_paths
+    entries, _ = agent_labels([f"{colon}:device=cpu", f"{comma}:deterministic=false", tune, "random"])
+    assert entries == ["best.pt:device=cpu", "best.pt:deterministic=false", "best.pt", "random"]

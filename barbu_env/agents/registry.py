@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..util.files import quote
 from .base import Agent
 
 #: name -> factory(seed=..., **kwargs) -> Agent
@@ -120,22 +121,31 @@ _PARAMETER = re.compile(r"\w+\s*=")
 
 def split_agent_specs(text: str) -> list[str]:
     """A comma-separated list of agent specs, parameters kept with their agent, and the
-    pieces of an existing path that holds commas kept together (see the module docstring)."""
+    pieces of an existing path that holds commas kept together, whether the path is an
+    agent or a parameter's value (see the module docstring)."""
+    pieces = [p.strip() for p in text.split(",")]
     specs: list[str] = []
-    for piece in (p.strip() for p in text.split(",")):
+    for i, piece in enumerate(pieces):
         if not piece:
             continue
-        if specs and (_PARAMETER.match(piece) or len(path_part(specs[-1] + "," + piece)) > len(specs[-1])):
+        parameter = _PARAMETER.match(piece) and not _starts_path(pieces[i : i + PATH_PIECES])
+        if specs and (parameter or _continues_path(specs[-1], piece)):
             specs[-1] += "," + piece
         else:
             specs.append(piece)
     return specs
 
 
-def _is_path(text: str) -> bool:
+#: The most comma-separated pieces one path is looked for in (a bound on the work).
+PATH_PIECES = 64
+
+
+def is_path(text: str) -> bool:
+    """Whether ``text`` names an existing file or folder (False for a name no file can
+    have: too long, a NUL byte)."""
     try:
         return Path(text).exists()
-    except (OSError, ValueError):  # a name too long, a NUL byte: no such file
+    except (OSError, ValueError):
         return False
 
 
@@ -143,15 +153,40 @@ def path_part(spec: str) -> str:
     """The longest start of ``spec`` that is an existing file or folder and ends where
     ``spec`` ends or at a ``:``; ``""`` if none. So a path may hold colons and commas and
     still take parameters (``C:\\runs\\best.pt:device=cpu``)."""
-    if _is_path(spec):
+    if is_path(spec):
         return spec
-    for i in reversed([i for i, ch in enumerate(spec) if ch == ":"]):
-        if _is_path(spec[:i]):
+    for i in reversed([i for i, ch in enumerate(spec) if ch == ":"][-PATH_PIECES:]):
+        if is_path(spec[:i]):
             return spec[:i]
     return ""
 
 
-def _name_and_parameters(spec: str) -> tuple[str, str | None]:
+def _continues_path(before: str, piece: str) -> bool:
+    """Whether ``piece``, after a comma, continues an existing path that begins in
+    ``before`` (at its start, or after a ``:``, a ``,`` or a parameter's ``=``)."""
+    starts = [0] + [i + 1 for i, ch in enumerate(before) if ch in ":,="][-PATH_PIECES:]
+    return any(len(path_part(before[s:] + "," + piece)) > len(before) - s for s in starts)
+
+
+def _starts_path(pieces: list[str]) -> bool:
+    """Whether ``pieces[0]`` begins an existing path (alone, or joined by commas to the
+    pieces after it), though it looks like a parameter (a folder ``lr=3e-4,seed=1``)."""
+    return any(len(path_part(",".join(pieces[:j]))) > len(",".join(pieces[: j - 1])) for j in range(len(pieces), 0, -1))
+
+
+def _parameter_items(rest: str) -> list[str]:
+    """A spec's parameters' text as its ``key=value`` items, a value that is a path
+    holding commas kept whole."""
+    items: list[str] = []
+    for item in rest.split(","):
+        if items and _continues_path(items[-1].partition("=")[2], item):
+            items[-1] += "," + item
+        else:
+            items.append(item)
+    return items
+
+
+def spec_parts(spec: str) -> tuple[str, str | None]:
     """``spec``'s agent (a registered name, or a path: ``path_part``) and the text of its
     parameters after the ``:`` (None without one)."""
     path = path_part(spec) or spec.partition(":")[0]
@@ -175,16 +210,18 @@ def _value(text: str) -> Any:
 def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"name:key=value,..."`` as ``(name, {key: value})``; a spec without parameters, or
     an existing file's path, as ``(spec, {})``. A key given twice is a ValueError."""
-    name, rest = _name_and_parameters(spec)
+    name, rest = spec_parts(spec)
     if rest is None:
         return name, {}
     params: dict[str, Any] = {}
-    for item in (p.strip() for p in rest.split(",")):
+    for item in (p.strip() for p in _parameter_items(rest)):
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
-            raise ValueError(f"agent {spec!r}: parameters are key=value, separated by commas, not {item!r}")
+            raise ValueError(
+                f"agent {quote(spec, 120)}: parameters are key=value, separated by commas, not {quote(item)}"
+            )
         if key.strip() in params:
-            raise ValueError(f"agent {spec!r}: parameter {key.strip()} is given twice")
+            raise ValueError(f"agent {quote(spec, 120)}: parameter {key.strip()} is given twice")
         params[key.strip()] = _value(value.strip())
     return name, params
 
@@ -271,7 +308,7 @@ def make_agent(spec: str, seed: int = 0, trust: bool = False, **kwargs: Any) -> 
     name, params = parse_agent_spec(spec)
     trust = params.pop("trust", trust)
     if not isinstance(trust, bool):
-        raise ValueError(f"agent {spec!r}: trust is true or false, not {trust!r}")
+        raise ValueError(f"agent {quote(spec, 120)}: trust is true or false, not {trust!r}")
     if name in _FACTORIES:
         factory = _FACTORIES[name]
         if params:
@@ -279,7 +316,7 @@ def make_agent(spec: str, seed: int = 0, trust: bool = False, **kwargs: Any) -> 
         if _takes_trust(factory):
             params["trust"] = trust
         return factory(seed=seed, **{**kwargs, **params})
-    if _is_path(name):
+    if is_path(name):
         _load_entry_point_loaders()
         for loader in _LOADERS:
             agent = loader(name, seed=seed, trust=trust, **{**kwargs, **params})
@@ -292,8 +329,10 @@ def make_agent(spec: str, seed: int = 0, trust: bool = False, **kwargs: Any) -> 
     if params:
         raise ValueError(f"unknown agent {name!r}: registered agents are {agent_names()}, or give a checkpoint path")
     if os.sep in name or "." in Path(name).name:  # meant as a file
-        raise ValueError(f"no agent file {name!r}: no such file (registered agents are {agent_names()})")
-    raise ValueError(f"unknown agent {spec!r}: registered agents are {agent_names()}, or give a checkpoint path")
+        raise ValueError(f"no agent file {quote(name, 120)}: no such file (registered agents are {agent_names()})")
+    raise ValueError(
+        f"unknown agent {quote(spec, 120)}: registered agents are {agent_names()}, or give a checkpoint path"
+    )
 
 
 def agent_takes(spec: str, key: str) -> bool:
@@ -303,7 +342,7 @@ def agent_takes(spec: str, key: str) -> bool:
     name, _ = parse_agent_spec(spec)
     if name in _FACTORIES:
         return key in inspect.signature(_FACTORIES[name]).parameters
-    return Path(name).exists()
+    return is_path(name)
 
 
 def spec_with(spec: str, key: str, value: Any) -> str:
@@ -327,8 +366,8 @@ def spec_without(spec: str, key: str) -> str:
     >>> spec_without("runs/a/model.zip:trust=true", "trust"), spec_without("pimc:trust=true,worlds=8", "trust")
     ('runs/a/model.zip', 'pimc:worlds=8')
     """
-    name, rest = _name_and_parameters(spec)
+    name, rest = spec_parts(spec)
     if rest is None:
         return spec
-    kept = [piece for piece in rest.split(",") if piece.partition("=")[0].strip() != key]
+    kept = [piece for piece in _parameter_items(rest) if piece.partition("=")[0].strip() != key]
     return f"{name}:{','.join(kept)}" if kept else name

@@ -95,12 +95,20 @@ import numpy as np
 from .. import __version__
 from ..agents import parse_agent_spec
 from ..agents.pretrained import SHIPPED, pretrained_path
+from ..agents.registry import is_path
 from ..game.rules import Rules, load_rules
-from ..util.files import InputError, OutputError, read_bytes, write_text
+from ..util.files import InputError, OutputError, quote, read_bytes, write_text
 from ..util.json_layout import write_json
 from .tournament import SEATINGS, Estimate, evaluate
 from .tournament.report import cell, ci_text, column_width, progress_bar, pyplot, save_figure, signed
-from .tournament.schedule import agent_labels, check_games, check_seed, deal_sets, rules_name, seats_of_agents
+from .tournament.schedule import (
+    agent_labels,
+    check_games,
+    check_seed,
+    deal_sets,
+    rules_name,
+    seats_of_agents,
+)
 from .tournament.stats import rounded, set_means, won_share
 
 #: The formats of a pairing {A, B}: name -> the four agents at the table in seating 0
@@ -203,7 +211,7 @@ def _spec_identity(spec: str) -> dict[str, Any]:
     (the opt-in to load a pickled file) is left out: it lets a file load, not play otherwise."""
     name, params = parse_agent_spec(spec)
     identity: dict[str, Any] = {"name": name, "params": {k: params[k] for k in sorted(params) if k != "trust"}}
-    if Path(name).exists():
+    if is_path(name):
         identity["sha256"] = _content_hash(Path(name))
     elif name in SHIPPED:  # a shipped policy: its weights change with the package
         identity["sha256"] = _content_hash(pretrained_path(name))
@@ -502,9 +510,9 @@ def run_league(
     result's ``cache_not_saved`` says which file failed and why."""
     specs = list(specs)
     if len(specs) < 2:
-        raise ValueError(f"a league needs at least two agents, got {specs}")
+        raise ValueError(f"a league needs at least two agents, got {quote(specs, 200)}")
     if len(set(specs)) != len(specs):
-        raise ValueError(f"agents are listed more than once: {specs}")
+        raise ValueError(f"agents are listed more than once: {quote(specs, 200)}")
     games = check_games(games)  # before anything is played: a size no tournament could finish is refused
     check_seed(seed)
     rules_label = rules_name(rules)

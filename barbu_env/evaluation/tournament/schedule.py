@@ -21,9 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from barbu_env.agents import agent_names, make_agent, parse_agent_spec
-from barbu_env.agents.registry import spec_without
+from barbu_env.agents.registry import is_path, spec_parts, spec_without
 from barbu_env.game.constants import NUM_HANDS, NUM_PLAYERS
 from barbu_env.game.rules import Rules
+from barbu_env.util.files import quote
 
 #: Games per deal set: one per cyclic seating.
 SEATINGS = NUM_PLAYERS
@@ -82,9 +83,9 @@ def check_agents(specs: Sequence[str], rules: Rules | str | Mapping | None = Non
     known = set(agent_names())
     for spec in specs:
         name, params = parse_agent_spec(spec)
-        if name not in known and not Path(name).exists():
+        if name not in known and not is_path(name):
             raise ValueError(
-                f"unknown agent {spec!r}: registered agents are {sorted(known)}, or give a checkpoint path"
+                f"unknown agent {quote(spec, 120)}: registered agents are {sorted(known)}, or give a checkpoint path"
             )
         if params:
             make_agent(spec, rules=rules)  # a parameter it does not take, or a bad value, is an error now
@@ -150,7 +151,8 @@ def agent_labels(specs: Sequence[str]) -> tuple[list[str], list[str]]:
         if spec not in names:
             shown = spec_without(spec, "trust")
             # a file's path (which may hold a colon), or the name before the parameters
-            head, colon, rest = (shown, "", "") if Path(shown).exists() else shown.partition(":")
+            head, rest = spec_parts(shown)
+            colon, rest = ("", "") if rest is None else (":", rest)
             short = Path(head).name + colon + rest if ("/" in head or os.sep in head) else shown
             names[spec] = next(n for n in (short, shown, spec) if n == spec or n not in names.values())
     entry = [names[s] for s in specs]
