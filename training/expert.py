@@ -36,7 +36,7 @@ small KL term toward the distilled policy). ``<out>/summary.json`` has the argum
 the label counts and timings, and the figures by decision kind. Labels are saved in
 ``<out>/labels.npz`` and reused by ``--labels`` (a fit with other settings needs no new
 search; the labels keep their games, so ``holdout`` applies to them again, or, for labels
-of barbu before 0.11.1, the held-out games saved with them). Label collection runs in
+of barbu before 0.12.0, the held-out games saved with them). Label collection runs in
 ``workers`` processes, each its own games and seeds.
 
 In a training config, a stage with an ``expert`` mapping is such a run (``train_expert``,
