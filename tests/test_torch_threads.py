@@ -5,6 +5,8 @@ worker processes, forked after the parent's torch thread pool has started, play 
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -79,9 +81,14 @@ def test_tournament_workers_forked_after_torchs_thread_pool_started_play_a_users
         print("played", r.games, torch.get_num_threads())
         """
     )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
-        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=90)
+        out, err = child.communicate(timeout=90)
     except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)  # the hung workers too
+        child.communicate()
         pytest.fail("the tournament's workers hung on torch's thread pool")
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["played", "8", "2"]
+    assert child.returncode == 0, err[-2000:]
+    assert out.split() == ["played", "8", "2"]
