@@ -81,9 +81,8 @@ def test_tournament_workers_forked_after_torchs_thread_pool_started_play_a_users
         print("played", r.games, torch.get_num_threads())
         """
     )
-    child = subprocess.Popen(
-        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    child = subprocess.Popen([sys.executable, "-c", script], **pipes, text=True, start_new_session=True)
     try:
         out, err = child.communicate(timeout=90)
     except subprocess.TimeoutExpired:
