@@ -39,7 +39,7 @@ import barbu_env
 from barbu_env.agents import make_agent
 from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.belief import probabilities
-from barbu_env.util.argtypes import Range
+from barbu_env.util.argtypes import OneLineParser, Range
 from barbu_models.policy import BarbuActorCritic, PolicyConfig, hands_loss, load_checkpoint, with_belief_rows
 from barbu_training.config import shipped_belief
 from barbu_training.policy_agent import PolicyAgent
@@ -159,7 +159,7 @@ POSITIONS = Range(64, 100_000)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_network", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m benchmarks.bench_network", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--seconds", type=SECONDS.parse, default=3.0, help=f"time per subject: {SECONDS.describe()} (default 3)"
     )

@@ -96,3 +96,33 @@ def test_the_table_labels_a_checkpoint_by_its_file_name_whatever_its_folder_hold
     tune, comma, colon = odd_paths
     entries, _ = agent_labels([f"{colon}:device=cpu", f"{comma}:deterministic=false", tune, "random"])
     assert entries == ["best.pt:device=cpu", "best.pt:deterministic=false", "best.pt", "random"]
+
+
+def test_a_path_with_a_space_after_its_comma_and_seats_named_apart(tmp_path, monkeypatch):
+    from barbu_env.play.terminal import seat_labels
+
+    monkeypatch.chdir(tmp_path)
+    for folder in ("p, q", "ra", "rb"):
+        (tmp_path / folder).mkdir()
+        shutil.copy(checkpoint_path("ppo"), tmp_path / folder / "best.pt")
+    assert split_agent_specs("p, q/best.pt,random,pimc:rollout=p, q/best.pt") == [
+        "p, q/best.pt",
+        "random",
+        "pimc:rollout=p, q/best.pt",
+    ]
+    assert seat_labels(["human", "ra/best.pt", "rb/best.pt", "heuristic"]) == [
+        "human",
+        "best.pt",
+        "rb/best.pt",
+        "heuristic",
+    ]
+
+
+@pytest.mark.parametrize("command", ["eval", "play"])
+def test_a_list_of_thousands_of_agents_is_refused_in_one_short_line(command, capsys):
+    many = ",".join(f"r{i}" for i in range(1500))
+    assert main([command, "--agents", many]) != 0
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and len(err) < 600, err[:300]
+    assert main([command, "--agents", "random," * 2000]) != 0
+    assert "at most 8,192 characters" in capsys.readouterr().err

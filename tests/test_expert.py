@@ -27,6 +27,7 @@ from barbu_training.expert import (  # noqa: E402
     collect,
     describe,
     held_out,
+    main,
     measure,
     run,
     soft_targets,
@@ -195,3 +196,19 @@ def test_saved_labels_are_held_out_by_the_holdout_asked_now(positions, tmp_path)
     assert fit(0.25)["holdout"] == expected.sum()
     with pytest.raises(ConfigError, match="leaves no label to fit on"):
         fit(1)
+    assert not (tmp_path / "o1").exists()  # refused before anything is written
+
+
+def test_labels_that_cannot_be_fitted_on_are_refused_in_one_line(tmp_path, capsys):
+    (tmp_path / "junk.npz").write_text("not a zip")
+    np.savez_compressed(tmp_path / "bare.npz", obs=np.zeros((2, 3)))
+    for labels, says in (
+        ("junk.npz", "cannot read"),
+        ("bare.npz", "is not expert labels"),
+        ("none.npz", "cannot read"),
+    ):
+        with pytest.raises(SystemExit) as e:
+            main(["--labels", str(tmp_path / labels), "--out", str(tmp_path / "o")])
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and len(err.strip().splitlines()) == 1 and says in err, err
+    assert not (tmp_path / "o").exists()

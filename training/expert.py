@@ -52,6 +52,7 @@ import dataclasses
 import json
 import multiprocessing as mp
 import time
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -213,6 +214,26 @@ def holdout_mask(data: dict[str, np.ndarray], holdout: float) -> np.ndarray:
     return data["game"] >= last[data["worker"]]
 
 
+#: What a labels file holds: the arrays every label has (``game``, ``worker`` and
+#: ``worker_games`` too in those of barbu 0.12.0 on, else ``holdout``).
+LABEL_ARRAYS = ("obs", "masks", "values", "probs", "value")
+
+
+def load_labels(path: str) -> dict[str, np.ndarray]:
+    """A ``labels.npz`` (``--labels``) as its arrays; ConfigError in one line if it is not one."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            data = {k: saved[k] for k in saved.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise ConfigError(f"labels: cannot read {path} as expert labels ({type(e).__name__}: {str(e)[:120]})") from None
+    missing = [k for k in LABEL_ARRAYS if k not in data]
+    if "worker_games" not in data and "holdout" not in data:
+        missing.append("holdout (or game, worker, worker_games)")
+    if missing:
+        raise ConfigError(f"labels: {path} is not expert labels: it has no {', '.join(missing)}")
+    return data
+
+
 def split(data: dict[str, np.ndarray], holdout: float) -> tuple[dict, dict]:
     """The labels to fit on and those held out: by ``holdout`` where the labels keep their
     games (any made by this version), else by the ``holdout`` column saved with them."""
@@ -221,9 +242,13 @@ def split(data: dict[str, np.ndarray], holdout: float) -> tuple[dict, dict]:
         data["holdout"] = holdout_mask(data, holdout)
         for key in ("game", "worker", "worker_games"):
             data.pop(key)
-    held = data.pop("holdout")
-    if held.all():
-        raise ConfigError(f"holdout {holdout:g} leaves no label to fit on: play more games, or hold fewer out")
+        held = data.pop("holdout")
+        if held.all():
+            raise ConfigError(f"holdout {holdout:g} leaves no label to fit on: play more games, or hold fewer out")
+    else:
+        held = data.pop("holdout")
+        if held.all():
+            raise ConfigError("the labels' own held-out games (older labels, saved with them) leave no label to fit on")
     return {k: v[~held] for k, v in data.items()}, {k: v[held] for k, v in data.items()}
 
 
@@ -301,17 +326,18 @@ def run(args: ExpertArgs, before_writing: Callable[[], None] = lambda: None) -> 
     ``barbu_env.util.files``), calling ``before_writing`` before the first of them; returns
     the summary."""
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(args.torch_threads)
     gen = torch.Generator().manual_seed(args.seed)
     path = str(checkpoint_path(args.student))
     model, _ = load_checkpoint(path)
     start = time.time()
     if args.labels:
-        with np.load(args.labels) as saved:
-            data = {k: saved[k] for k in saved.files}
+        data = load_labels(args.labels)
+        split(data, args.holdout)  # refused before anything is written
+        out.mkdir(parents=True, exist_ok=True)
     else:
         check_games(args)
+        out.mkdir(parents=True, exist_ok=True)
         data = label(path, args)
         before_writing()
         before_writing = _nothing
@@ -404,7 +430,10 @@ def main(argv: list[str] | None = None) -> int:
         args = ExpertArgs(**vars(add_field_flags(parser, ExpertArgs).parse_args(argv)))
     except ConfigError as e:
         parser.error(str(e))
-    summary = run(args)
+    try:
+        summary = run(args)
+    except ConfigError as e:  # what the arguments ask that cannot be done: one line
+        parser.exit(2, f"{parser.prog}: error: {e}\n")
     print(f"{describe(summary)}; wrote {Path(args.out) / 'expert.pt'}")
     return 0
 

@@ -122,22 +122,28 @@ _PARAMETER = re.compile(r"\w+\s*=")
 def split_agent_specs(text: str) -> list[str]:
     """A comma-separated list of agent specs, parameters kept with their agent, and the
     pieces of an existing path that holds commas kept together, whether the path is an
-    agent or a parameter's value (see the module docstring)."""
-    pieces = [p.strip() for p in text.split(",")]
+    agent or a parameter's value (see the module docstring). ValueError for a list of over
+    ``MAX_AGENTS_TEXT`` characters."""
+    if len(text) > MAX_AGENTS_TEXT:
+        raise ValueError(f"a list of agents is at most {MAX_AGENTS_TEXT:,} characters, not {len(text):,}")
+    pieces = text.split(",")
     specs: list[str] = []
-    for i, piece in enumerate(pieces):
+    for i, raw in enumerate(pieces):
+        piece = raw.strip()
         if not piece:
             continue
         parameter = _PARAMETER.match(piece) and not _starts_path(pieces[i : i + PATH_PIECES])
-        if specs and (parameter or _continues_path(specs[-1], piece)):
-            specs[-1] += "," + piece
+        if specs and (parameter or _continues_path(specs[-1], raw)):
+            specs[-1] += "," + (piece if parameter else raw.rstrip())
         else:
             specs.append(piece)
     return specs
 
 
-#: The most comma-separated pieces one path is looked for in (a bound on the work).
-PATH_PIECES = 64
+#: The longest list of agents read (``--agents``): far more than any league needs.
+MAX_AGENTS_TEXT = 8_192
+#: The most commas, colons and ``=`` one path is looked for across (a bound on the work).
+PATH_PIECES = 8
 
 
 def is_path(text: str) -> bool:
@@ -153,18 +159,29 @@ def path_part(spec: str) -> str:
     """The longest start of ``spec`` that is an existing file or folder and ends where
     ``spec`` ends or at a ``:``; ``""`` if none. So a path may hold colons and commas and
     still take parameters (``C:\\runs\\best.pt:device=cpu``)."""
-    if is_path(spec):
+    if len(spec) <= PATH_MAX and is_path(spec):
         return spec
-    for i in reversed([i for i, ch in enumerate(spec) if ch == ":"][-PATH_PIECES:]):
+    colons = [i for i, ch in enumerate(spec[: PATH_MAX + 1]) if ch == ":"]
+    for i in reversed(colons[-PATH_PIECES:]):
         if is_path(spec[:i]):
             return spec[:i]
     return ""
 
 
+#: The longest path looked for (Linux's PATH_MAX).
+PATH_MAX = 4096
+
+
 def _continues_path(before: str, piece: str) -> bool:
     """Whether ``piece``, after a comma, continues an existing path that begins in
-    ``before`` (at its start, or after a ``:``, a ``,`` or a parameter's ``=``)."""
-    starts = [0] + [i + 1 for i, ch in enumerate(before) if ch in ":,="][-PATH_PIECES:]
+    ``before`` (at its start, or after one of its last ``:``, ``,`` or ``=``)."""
+    starts, i = [], len(before)
+    while len(starts) < PATH_PIECES and i > 0:
+        i = max(before.rfind(":", 0, i), before.rfind(",", 0, i), before.rfind("=", 0, i))
+        if i < 0:
+            break
+        starts.append(i + 1)
+    starts += [0] if len(before) <= PATH_MAX else []
     return any(len(path_part(before[s:] + "," + piece)) > len(before) - s for s in starts)
 
 

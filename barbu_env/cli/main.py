@@ -62,7 +62,7 @@ from collections.abc import Callable, Iterator, Sequence
 from .. import __version__
 from ..util.argtypes import OneLineParser, add_number, port, positive_float, valid
 from ..util.extras import MissingExtraError, require
-from ..util.files import check_writable
+from ..util.files import check_writable, quote
 from .outputs import report_not_saved, write_outputs
 
 # ---------------------------------------------------------------------- eval
@@ -425,7 +425,7 @@ def _run_play(args: argparse.Namespace) -> int:
 
     specs = _trusted(split_agent_specs(args.agents), args.trust_pickled)
     if len(specs) != NUM_PLAYERS:
-        raise ValueError(f"--agents needs {NUM_PLAYERS} seats, got {len(specs)}: {specs}")
+        raise ValueError(f"--agents needs {NUM_PLAYERS} seats, got {len(specs):,}: {quote(specs, 200)}")
     if "human" in specs and (sys.stdin is None or sys.stdin.closed):
         raise ValueError("standard input is closed: a human seat reads its moves from it (or seat four agents)")
     check_writable(args.record, "--record")  # before the game, not after it

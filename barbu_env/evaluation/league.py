@@ -489,6 +489,10 @@ class LeagueResult:
         return write_json(self.to_dict(), path)
 
 
+#: The most agents a league takes.
+MAX_AGENTS = 64
+
+
 def run_league(
     specs: Sequence[str],
     games: int,
@@ -513,6 +517,9 @@ def run_league(
         raise ValueError(f"a league needs at least two agents, got {quote(specs, 200)}")
     if len(set(specs)) != len(specs):
         raise ValueError(f"agents are listed more than once: {quote(specs, 200)}")
+    if len(specs) > MAX_AGENTS:
+        pairs = MAX_AGENTS * (MAX_AGENTS - 1) // 2
+        raise ValueError(f"a league has at most {MAX_AGENTS} agents ({pairs:,} pairings), not {len(specs):,}")
     games = check_games(games)  # before anything is played: a size no tournament could finish is refused
     check_seed(seed)
     rules_label = rules_name(rules)

@@ -412,8 +412,11 @@ class HumanAgent:
 
 def seat_labels(specs: Sequence[str]) -> list[str]:
     """Labels for the seats of a game from the agent specs (``"human"``, ``"heuristic"``, a
-    checkpoint path shown by its file name)."""
-    return [spec.replace("\\", "/").rsplit("/", 1)[-1] for spec in specs]
+    checkpoint path shown by its file name, or whole where two files share a name): the
+    tournament table's labels (``barbu_env.evaluation.tournament.agent_labels``)."""
+    from ..evaluation.tournament.schedule import agent_labels
+
+    return agent_labels(list(specs))[0]
 
 
 def play_at_terminal(

@@ -127,7 +127,7 @@ from typing import Any
 from barbu_env.evaluation.records import GameRecord
 from barbu_env.game.constants import NUM_PLAYERS
 from barbu_env.game.rules import Rules, load_rules
-from barbu_env.util.files import OutputError
+from barbu_env.util.files import OutputError, quote
 
 from .play import GameData, PlayedGame, _play_job, play_game, play_games
 from .report import CONTRACT_LABELS, format_table, plot_results, progress_bar
@@ -177,7 +177,9 @@ def evaluate(
     records were not saved (``None`` when all were). ``progress``: a tqdm bar on stderr."""
     specs = tuple(agents)
     if len(specs) != NUM_PLAYERS:
-        raise ValueError(f"a tournament takes exactly 4 agents (repeats allowed), got {len(specs)}: {list(specs)}")
+        raise ValueError(
+            f"a tournament takes exactly 4 agents (repeats allowed), got {len(specs):,}: {quote(list(specs), 200)}"
+        )
     games = check_games(games)
     check_agents(specs, rules)
     check_seed(seed)
