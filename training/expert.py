@@ -227,7 +227,9 @@ def load_labels(path: str) -> dict[str, np.ndarray]:
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         raise ConfigError(f"labels: cannot read {path} as expert labels ({type(e).__name__}: {str(e)[:120]})") from None
     missing = [k for k in LABEL_ARRAYS if k not in data]
-    if "worker_games" not in data and "holdout" not in data:
+    if "worker_games" in data:
+        missing += [k for k in ("game", "worker") if k not in data]
+    elif "holdout" not in data:
         missing.append("holdout (or game, worker, worker_games)")
     if missing:
         raise ConfigError(f"labels: {path} is not expert labels: it has no {', '.join(missing)}")
