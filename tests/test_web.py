@@ -303,3 +303,21 @@ def test_a_replay_is_stepped_forward_and_back(server, page, shots, tmp_path):
     page.wait_for_selector("#step-label:has-text('hand 2')")
     page.keyboard.press("ArrowLeft")
     page.wait_for_selector("#step-label:has-text('hand 1')")
+
+
+def test_two_checkpoints_with_one_file_name_are_two_opponents_wherever_the_person_sits(tmp_path):
+    from barbu_env.agents.pretrained import checkpoint_path
+
+    for folder in ("ra", "rb"):
+        (tmp_path / folder).mkdir()
+        shutil.copy(checkpoint_path("ppo"), tmp_path / folder / "best.pt")
+    ra, rb = str(tmp_path / "ra" / "best.pt"), str(tmp_path / "rb" / "best.pt")
+    with serving(create_app([ra, "human", rb, "heuristic"], seed=0)) as port:
+        base = f"http://127.0.0.1:{port}"
+        status, setup = call(base, "GET", "/api/setup")
+        assert status == 200 and setup["opponents"] == [rb, "heuristic", "best.pt"]  # left, opposite, right
+        assert {rb, "best.pt"} <= set(setup["choices"])
+        status, view = call(base, "POST", "/api/games", {"hands": 1, "seed": 3})  # the table's own opponents
+        assert status == 201 and view["labels"] == ["best.pt", "you", rb, "heuristic"]
+        status, view = call(base, "POST", "/api/games", {"hands": 1, "seed": 3, "opponents": ["best.pt", rb, "random"]})
+        assert status == 201 and view["labels"] == ["random", "you", "best.pt", rb]

@@ -271,8 +271,10 @@ def create_app(
     # Opponents a browser may choose: the registered names (search agents with their
     # budget) and the specs given here (never other paths: a request does not load files).
     allowed = {name: _with_budget(name) for name in agent_names()}
-    allowed.update(zip(seat_labels(specs), specs))
+    label_of = dict(zip(specs, seat_labels(specs)))  # the table's specs named apart, once
+    allowed.update((label_of[spec], spec) for spec in specs)
     allowed.pop(HUMAN, None)
+    default_opponents = [label_of[spec] for spec in opponents]
     seeds = np.random.SeedSequence(seed)
     games, replays = Games(limits), Replays(MAX_REPLAYS, MAX_REPLAY_BYTES)
     search_slots = threading.BoundedSemaphore(limits.searches)
@@ -321,7 +323,7 @@ def create_app(
     def setup() -> dict[str, Any]:
         return {
             "human_seat": human,
-            "opponents": seat_labels(opponents),
+            "opponents": default_opponents,
             "choices": sorted(allowed),
             "budgets": {name: allowed[name] for name in sorted(allowed) if allowed[name] != name},
             "presets": preset_names(),
@@ -335,7 +337,7 @@ def create_app(
         http: Request = None,  # type: ignore[assignment]  # FastAPI passes the request; None when called directly
     ) -> dict[str, Any]:
         request = request or NewGame()
-        chosen = request.opponents or seat_labels(opponents)
+        chosen = request.opponents or default_opponents
         unknown = [cut(printable(name)) for name in chosen if name not in allowed]
         if unknown:
             raise HTTPException(422, f"unknown opponent(s) {unknown}; choose among {sorted(allowed)}")
@@ -344,9 +346,11 @@ def create_app(
                 422, f"unknown rules preset {cut(printable(request.rules))!r}; presets: {preset_names()}"
             )
         owner = http.client.host if http is not None and http.client is not None else "local"
-        seat_specs = list(specs)
+        seat_specs, labels = list(specs), ["you"] * NUM_PLAYERS
         for k, name in enumerate(chosen, start=1):
             seat_specs[(human + k) % NUM_PLAYERS] = allowed[name]
+            spec = allowed[name]  # a table's spec named as in the table, a registered one with its budget
+            labels[(human + k) % NUM_PLAYERS] = label_of[spec] if spec in label_of else seat_labels([spec])[0]
         with games.room(owner) as put:
             game_rules = load_rules(request.rules) if request.rules is not None else default_rules
             child = np.random.SeedSequence(request.seed) if request.seed is not None else seeds.spawn(1)[0]
@@ -360,7 +364,6 @@ def create_app(
                 ]
             except ImportError as e:  # an agent whose extra this server lacks
                 raise HTTPException(422, f"opponents: not available on this server ({e})") from None
-            labels = ["you" if p == human else seat_labels([seat_specs[p]])[0] for p in range(NUM_PLAYERS)]
             state = BarbuState.new_game(game_rules, np.random.default_rng(game_seed))
             game = Game(secrets.token_hex(8), state, agents, labels, human, request.hands)
             game.searches = any(_searches(spec) for p, spec in enumerate(seat_specs) if p != human)
