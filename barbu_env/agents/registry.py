@@ -132,7 +132,7 @@ def split_agent_specs(text: str) -> list[str]:
         piece = raw.strip()
         if not piece:
             continue
-        parameter = _PARAMETER.match(piece) and not _starts_path(pieces[i : i + PATH_PIECES])
+        parameter = _PARAMETER.match(piece) and not _starts_path([piece, *pieces[i + 1 : i + PATH_PIECES]])
         if specs and (parameter or _continues_path(specs[-1], raw)):
             specs[-1] += "," + (piece if parameter else raw.rstrip())
         else:
