@@ -64,6 +64,7 @@ def test_a_path_that_looks_like_a_parameter_or_is_a_parameters_value_is_kept_who
         "random",
         f"{tune}:device=cpu",
     ]
+    assert split_agent_specs(f"random, {tune}, random") == ["random", tune, "random"]  # after ", " too
     listing = f"pimc:worlds=2,rollout={comma},random,pimc:rollout={tune},worlds=2,pimc:worlds=2,rollout={colon},random"
     specs = split_agent_specs(listing)
     assert specs == [
