@@ -303,6 +303,6 @@ def test_a_chains_form_refusals_name_the_stage_too_and_a_folder_name_is_printabl
     ):
         with pytest.raises(config.ConfigError, match=re.escape(named)):
             config.Args(**base, stages=stages)
-    for name in ("a\nb", "tab\there", "nul\0"):
+    for name in ("a\nb", "tab\there", "nul\0", "x" * 201, "é" * 128):
         with pytest.raises(config.ConfigError, match="exp_name must be a folder name"):
             stage_args(config.Args(**base, stages=[{}, {"exp_name": name}]))

@@ -79,7 +79,7 @@ _SEED = {"ge": 0, "le": 2**32 - 1}
 _CORES = {"ge": 1, "le": 1024}
 _RULES = "a rules preset or a rules YAML file"
 _FOLDER = "a folder path, not empty"
-_FOLDER_NAME = "a folder name (1 to 200 printable characters, no slashes, not . or ..)"
+_FOLDER_NAME = "a folder name (1 to 200 printable characters, at most 255 bytes, no slashes, not . or ..)"
 _AGENTS = "agent specs separated by commas (registered names or checkpoint paths, with parameters)"
 _SHIPPED = f"a shipped policy ({', '.join(SHIPPED)}) or a checkpoint file"
 _EXPERT = "empty, or a mapping of expert-iteration fields (barbu_training.expert.ExpertArgs: worlds, games, ...)"
@@ -391,6 +391,7 @@ class Args:
             or any(c in self.exp_name for c in "/\\")
             or not self.exp_name.isprintable()
             or len(self.exp_name) > 200
+            or len(self.exp_name.encode("utf-8", "surrogatepass")) > 255  # a file name's bytes
         ):
             raise ConfigError(f"exp_name must be {_FOLDER_NAME}, not {show(self.exp_name)}")
         if not self.run_dir or "\0" in self.run_dir:
