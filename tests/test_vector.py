@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -278,37 +279,50 @@ def test_the_kernels_take_their_layout_from_the_observation():
     assert K.O_HAND_BLOCK + K.H_SCORES == OFFSETS["game_scores"][0]
 
 
+#: A kernel module that freezes a constant of another module (``consts.X``) into its
+#: compiled code, as barbu's kernel modules freeze the observation layout.
+FROZEN_X_KERNELS = (
+    "from barbu_env.game._bits import kernel, refresh_stale_cache\n"
+    "from .consts import X\n"
+    "FROZEN = (X,)\n"
+    "@kernel\n"
+    "def probe():\n"
+    "    return FROZEN\n"
+    "@kernel\n"
+    "def times_ten():\n"
+    "    return 10 * X\n"
+)
+#: What a kernel module does on import: drop its cache if the cached constants are stale.
+REFRESH = "refresh_stale_cache(globals(), probe, FROZEN)\n"
+
+
+def kernel_package(root: Path, name: str, files: dict[str, str]) -> dict[str, str]:
+    """A package ``name`` under ``root`` holding ``files`` (name -> text); returns the
+    environment in which a child process imports it."""
+    package = root / name
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for file, text in files.items():
+        (package / file).write_text(text)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), *sys.path])}
+
+
 def test_a_stale_compilation_is_compiled_afresh_on_import(tmp_path):
     # numba's disk cache notices changes to a kernel module's own file, not to the constants it
     # reads from another module: a package whose constant changes under an unchanged kernel
     # file gets the old value from the cache, unless the module refreshes a stale cache on
     # import as every kernel module does (barbu_env.game._bits.refresh_stale_cache).
-    package = tmp_path / "stalepkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    kernel_code = (
-        "from barbu_env.game._bits import kernel, refresh_stale_cache\n"
-        "from .consts import X\n"
-        "FROZEN = (X,)\n"
-        "@kernel\n"
-        "def probe():\n"
-        "    return FROZEN\n"
-        "@kernel\n"
-        "def times_ten():\n"
-        "    return 10 * X\n"
-    )
-    (package / "fresh.py").write_text(kernel_code + "refresh_stale_cache(globals(), probe, FROZEN)\n")
-    (package / "stale.py").write_text(kernel_code)
+    env = kernel_package(tmp_path, "stalepkg", {"fresh.py": FROZEN_X_KERNELS + REFRESH, "stale.py": FROZEN_X_KERNELS})
 
     def run(module: str) -> int:
         code = f"from stalepkg.{module} import probe, times_ten; probe(); print(times_ten())"
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
         return int(out.stdout)
 
-    (package / "consts.py").write_text("X = 1\n")
+    consts = tmp_path / "stalepkg" / "consts.py"
+    consts.write_text("X = 1\n")
     assert run("fresh") == run("stale") == 10  # compiled and cached
-    (package / "consts.py").write_text("X = 2  # changed\n")
+    consts.write_text("X = 2  # changed\n")
     assert run("stale") == 10  # the stale cache, as numba alone gives it
     assert run("fresh") == 20  # compiled afresh
     assert run("fresh") == 20  # and cached afresh
@@ -323,23 +337,7 @@ def _no_file_writes() -> None:  # as on a full disk: every write of a byte fails
 
 @pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE")
 def test_kernels_compile_and_run_when_their_disk_cache_cannot_be_written(tmp_path):
-    package = tmp_path / "fullpkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "consts.py").write_text("X = 1\n")
-    (package / "k.py").write_text(
-        "from barbu_env.game._bits import kernel, refresh_stale_cache\n"
-        "from .consts import X\n"
-        "FROZEN = (X,)\n"
-        "@kernel\n"
-        "def probe():\n"
-        "    return FROZEN\n"
-        "@kernel\n"
-        "def times_ten():\n"
-        "    return 10 * X\n"
-        "refresh_stale_cache(globals(), probe, FROZEN)\n"
-    )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    env = kernel_package(tmp_path, "fullpkg", {"consts.py": "X = 1\n", "k.py": FROZEN_X_KERNELS + REFRESH})
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
     code = "from fullpkg.k import times_ten; print(times_ten())"
 
@@ -356,27 +354,17 @@ def test_kernels_compile_and_run_when_their_disk_cache_cannot_be_written(tmp_pat
     assert first.returncode == 0 and first.stdout == "10\n", first.stderr[-2000:]
     assert first.stderr.count("CacheWarning") == 1 and "compiled in memory" in first.stderr
     assert run(full=False).stdout == "10\n"  # cached on a disk with room
-    (package / "consts.py").write_text("X = 2  # changed\n")
+    (tmp_path / "fullpkg" / "consts.py").write_text("X = 2  # changed\n")
     stale = run(full=True)  # the stale cache cannot be dropped: it is not read either
     assert stale.returncode == 0 and stale.stdout == "20\n", stale.stderr[-2000:]
 
 
 def test_kernels_compile_and_run_where_no_folder_may_hold_their_cache(tmp_path):
-    package = tmp_path / "rokpkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "__pycache__").write_text("")  # a file: numba's folder beside the source cannot be made
-    (package / "k.py").write_text(
-        "from barbu_env.game._bits import kernel\n"
-        "@kernel\n"
-        "def plus(x):\n"
-        "    return x + 1\n"
-        "@kernel\n"
-        "def twice(x):\n"
-        "    return 2 * x\n"
-    )
+    kernels = "from barbu_env.game._bits import kernel\n@kernel\ndef plus(x):\n    return x + 1\n"
+    kernels += "@kernel\ndef twice(x):\n    return 2 * x\n"
+    # __pycache__ a file: numba's folder beside the source cannot be made
+    env = kernel_package(tmp_path, "rokpkg", {"__pycache__": "", "k.py": kernels})
     nowhere = "/proc/barbu-no-such-folder"  # not even root may make it
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
     env |= {"NUMBA_CACHE_DIR": nowhere, "HOME": nowhere, "XDG_CACHE_HOME": nowhere}
     code = "from rokpkg.k import plus, twice; print(plus(1), twice(2))"
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)

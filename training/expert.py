@@ -253,13 +253,12 @@ def split(data: dict[str, np.ndarray], holdout: float) -> tuple[dict, dict]:
         data["holdout"] = holdout_mask(data, holdout)
         for key in ("game", "worker", "worker_games"):
             data.pop(key)
-        held = data.pop("holdout")
-        if held.all():
-            raise ConfigError(f"holdout {holdout:g} leaves no label to fit on: play more games, or hold fewer out")
+        why = f"holdout {holdout:g} leaves no label to fit on: play more games, or hold fewer out"
     else:
-        held = data.pop("holdout")
-        if held.all():
-            raise ConfigError("the labels' own held-out games (older labels, saved with them) leave no label to fit on")
+        why = "the labels' own held-out games (older labels, saved with them) leave no label to fit on"
+    held = data.pop("holdout")
+    if held.all():
+        raise ConfigError(why)
     return {k: v[~held] for k, v in data.items()}, {k: v[held] for k, v in data.items()}
 
 
