@@ -16,9 +16,13 @@ from barbu_env.play.web.server import uvicorn_config
 
 
 @contextmanager
-def serving(app) -> Iterator[int]:
-    """Serve ``app`` on 127.0.0.1 until the block ends; yields the port."""
+def serving(app, send_buffer: int | None = None) -> Iterator[int]:
+    """Serve ``app`` on 127.0.0.1 until the block ends; yields the port. ``send_buffer``:
+    the kernel's send buffer of each connection, in bytes (its ``SO_SNDBUF``, which the
+    accepted connections inherit from the listening socket; default: the system's)."""
     sock = socket.socket()
+    if send_buffer is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn_config(app))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)

@@ -145,6 +145,44 @@ def test_one_address_holds_at_most_its_share_of_the_bodies():
         stalled.close()
 
 
+def unread_client(port: int, requests: int, last: bytes = b"") -> socket.socket:
+    """A connection with a small receive buffer that sends ``requests`` pipelined requests
+    for a 6 kB page (the last one with the header ``last``) and reads nothing."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((HOST, port))
+    one = b"GET /static/table.js HTTP/1.1\r\nHost: x\r\n"
+    sock.sendall((one + b"\r\n") * (requests - 1) + one + last + b"\r\n")
+    return sock
+
+
+def answers_read(sock: socket.socket, within: float) -> tuple[int, float | None]:
+    """How many answers the client gets when it reads at last, and after how many seconds
+    the server had closed the connection (``None``: still open)."""
+    got, after = read_until_closed(sock, within)
+    sock.close()
+    return got.count(b"HTTP/1.1 200"), after
+
+
+@pytest.mark.parametrize(
+    "requests,last",
+    [(400, b""), (400, b"Connection: close\r\n"), (10, b"Connection: close\r\n")],
+    ids=["kept-alive", "closing", "closing-below-the-buffers-high-water-mark"],
+)
+def test_a_client_that_reads_no_answer_is_dropped_after_the_send_timeout(requests, last):
+    """Answers pile up unread (a slow or hostile client): within ``send_timeout`` of the
+    server's buffer filling, or of its closing with bytes unsent, the connection is
+    dropped and what was left unsent is discarded; the server answers others meanwhile."""
+    app = create_app(TABLE, limits=Limits(send_timeout=0.5))
+    with serving(app, send_buffer=4096) as port:  # small kernel buffers: the server's own fills
+        sock = unread_client(port, requests, last)
+        assert status_of(request(port, "GET", "/api/setup")) == 200
+        time.sleep(2.0)
+        answered, after = answers_read(sock, within=4)
+        assert after is not None and answered < requests, (answered, after)
+        assert status_of(request(port, "GET", "/api/setup")) == 200
+
+
 def test_past_the_connection_cap_the_longest_waiting_connection_gives_way():
     app = create_app(TABLE, limits=Limits(connections=MIN_CONNECTIONS))
     with serving(app) as port:
@@ -210,11 +248,14 @@ def test_a_flood_of_new_games_from_one_address_is_429_and_drops_no_one_elses_gam
 
 
 def test_a_clients_game_untouched_for_a_while_gives_way_to_its_next():
-    app = create_app(TABLE, seed=0, limits=Limits(games_per_client=2, own_idle=0.3))
+    app = create_app(TABLE, seed=0, limits=Limits(games_per_client=2, own_idle=60))
+    now = [0.0]
+    app.state.games.clock = lambda: now[0]  # the table's clock, moved by hand
     first, second = (new_game(app, "10.0.0.1").json()["game"] for _ in range(2))
     theirs = new_game(app, "10.0.0.2").json()["game"]
+    now[0] = 59.0
     assert new_game(app, "10.0.0.1").status == 429
-    time.sleep(0.4)
+    now[0] = 61.0
     assert asgi(app, "GET", f"/api/games/{second}").status == 200  # touched: the first is the oldest
     assert new_game(app, "10.0.0.1").status == 201
     assert asgi(app, "GET", f"/api/games/{first}").status == 404

@@ -18,6 +18,11 @@ request body           a body arrives whole within ``body_timeout`` (30 s) of it
                        room, bodies that have sent nothing for ``body_stall`` (2 s) are
                        answered 408, the longest stalled first (the client's own first),
                        and without such a body the new bytes are answered 503
+answers                an answer that its client does not read, so that the server's
+                       write buffer stays full, or the connection stays open after its
+                       last answer with bytes unsent, for ``send_timeout`` (30 s) drops
+                       the connection, the unsent bytes discarded (a client must take
+                       about 48 kB of its answers in that time)
 connections            at most ``connections`` (1,000) open at once, and fewer where the
                        process may open fewer files: its soft ``ulimit -n`` less
                        ``fd_reserve`` (64) kept for the server's own files and twice the
@@ -43,7 +48,7 @@ log                    one line per kind of failure per ``log_interval`` (10 s),
 
 Refusals are JSON ``{"detail": "..."}`` with a one-line reason; a 503 carries
 ``Retry-After``. The protocol (:func:`protocol_class`) is uvicorn's h11 protocol with the
-head timeout and the connection cap added; the middleware (:class:`BodyLimit`) reads the
+head timeout, the send timeout and the connection cap added; the middleware (:class:`BodyLimit`) reads the
 body with its deadline and caps.
 """
 
@@ -84,6 +89,7 @@ class Limits:
     body_budget: int = 32_000_000  #: bytes of bodies held at once (past each one's first request_bytes)
     client_body_budget: int = 8_000_000  #: bytes of bodies held at once from one client address
     body_stall: float = 2.0  #: seconds without a byte after which a body gives way to others
+    send_timeout: float = 30.0  #: seconds an answer may wait on a client that reads none of it
     connections: int = 1_000  #: connections open at once
     fd_reserve: int = 64  #: file descriptors kept for the server's own files
     backlog: int = 64  #: connections waiting to be accepted (and accepted in one burst)
@@ -144,8 +150,9 @@ def _raw_answer(status: int, reason: str, detail: str, retry_after: int | None =
 
 
 class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with a deadline on each request head and a cap on connections
-    (the module docstring). Build a class for one server with :func:`protocol_class`."""
+    """uvicorn's h11 protocol with a deadline on each request head and on each answer its
+    client does not read, and a cap on connections (the module docstring). Build a class for
+    one server with :func:`protocol_class`."""
 
     limits: Limits = Limits()
     cap: int = Limits().connections
@@ -156,6 +163,7 @@ class GuardedH11Protocol(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._head_timer: asyncio.TimerHandle | None = None
+        self._send_timer: asyncio.TimerHandle | None = None
         self._wait()
         if len(self.connections) > self.cap:
             self._make_room()
@@ -163,12 +171,49 @@ class GuardedH11Protocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         self._stop_head_timer()
+        self._stop_send_timer()
         self.waiting.pop(self, None)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        if not self.transport.is_closing():
+        if self.transport.is_closing():
+            self._watch_send()  # uvicorn closes it: the last bytes must go out in time
+        else:
             self._wait()
+
+    def timeout_keep_alive_handler(self) -> None:
+        super().timeout_keep_alive_handler()
+        if self.transport.is_closing():
+            self._watch_send()
+
+    def pause_writing(self) -> None:
+        """The write buffer is full (the client is not reading): the send deadline starts."""
+        super().pause_writing()
+        self._watch_send()
+
+    def resume_writing(self) -> None:
+        """The client read enough of its answer: the deadline stops (unless closing)."""
+        super().resume_writing()
+        if not self.transport.is_closing():
+            self._stop_send_timer()
+
+    def _watch_send(self) -> None:
+        if self._send_timer is None:
+            self._send_timer = self.loop.call_later(self.limits.send_timeout, self._send_overdue)
+
+    def _stop_send_timer(self) -> None:
+        if self._send_timer is not None:
+            self._send_timer.cancel()
+            self._send_timer = None
+
+    def _send_overdue(self) -> None:
+        self._send_timer = None
+        limit = self.limits.send_timeout
+        log.warning("dropped a connection whose client read too little of its answers for %g s", limit)
+        self.connections.discard(self)
+        self.waiting.pop(self, None)
+        self._stop_head_timer()
+        self.transport.abort()  # close() would wait for the unsent bytes to go out
 
     def _wait(self) -> None:
         """The connection begins to wait for a request head: its deadline starts now."""
@@ -202,6 +247,7 @@ class GuardedH11Protocol(H11Protocol):
         self.waiting.pop(self, None)
         self._stop_head_timer()
         self.transport.close()
+        self._watch_send()
 
     def _make_room(self) -> None:
         """Past the cap: close the connection that has waited longest on its client, or,

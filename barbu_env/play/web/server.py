@@ -257,7 +257,7 @@ def create_app(
     """The app for a table of four seats, ``specs`` (exactly one ``"human"``, the others
     agent names or checkpoint paths), under ``rules``; games are seeded from ``seed``;
     ``limits`` bound what a client may hold (``barbu_env.play.web.limits``; ``serve`` reads them
-    from ``app.state.limits``)."""
+    from ``app.state.limits``; ``app.state.games`` is the table's ``Games``)."""
     specs = list(specs)
     if len(specs) != NUM_PLAYERS or specs.count(HUMAN) != 1:
         raise ValueError(f"a table is {NUM_PLAYERS} seats with exactly one 'human', not {specs}")
@@ -279,7 +279,7 @@ def create_app(
     games, replays = Games(limits), Replays(MAX_REPLAYS, MAX_REPLAY_BYTES)
     search_slots = threading.BoundedSemaphore(limits.searches)
     app = FastAPI(title="Barbu", docs_url=None, redoc_url=None)
-    app.state.limits, app.state.search_slots = limits, search_slots
+    app.state.limits, app.state.search_slots, app.state.games = limits, search_slots, games
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(BodyLimit, limits=limits, large_paths=frozenset({"/api/replays"}))
 
