@@ -189,6 +189,21 @@ def test_an_agent_parameter_outside_its_range_is_refused_in_one_line_before_any_
     assert f"{param} must be {AGENT_PARAMS[agent][param].describe()}, not {value!r}" in message
 
 
+def test_a_huge_container_given_as_a_number_is_quoted_from_its_first_items_only():
+    """A refusal quotes what it was given in a few dozen characters, reading only the
+    first items of a container, however many it holds."""
+    shown = []
+
+    class Item:
+        def __repr__(self) -> str:
+            shown.append(1)
+            return "item"
+
+    with pytest.raises(ValueError, match=r"^x must be an integer from 1 to 4,096, not \[item, item, .*\.\.\.$"):
+        AGENT_PARAMS["pimc"]["worlds"].check([Item()] * 100_000, "x")
+    assert 0 < len(shown) <= 16
+
+
 def test_the_issue_s_pimc_worlds_are_refused_at_once_and_a_keyword_too():
     from barbu_env.agents import make_agent
 

@@ -34,14 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-
-def _shown(value: object, width: int = 40) -> str:
-    """``repr(value)`` cut to ``width`` characters (as ``barbu_env.util.files.quote``, without its import)."""
-    try:
-        text = repr(value) if not isinstance(value, str) else repr(value[: width + 2])
-    except ValueError:  # an int of over 4,300 digits
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= width else text[: width - 3] + "..."
+from .files import quote
 
 
 def _number(x: float) -> str:
@@ -87,7 +80,7 @@ class Range:
         """``value`` (an int, or a float for a number) if it holds; else a ``ValueError``
         ``NAME must be RANGE, not VALUE``."""
         if not self.holds(value):
-            raise ValueError(f"{name} must be {self.describe()}, not {_shown(value)}")
+            raise ValueError(f"{name} must be {self.describe()}, not {quote(value)}")
         return int(value) if self.integer else float(value)
 
     def parse(self, text: str) -> int | float:
@@ -97,7 +90,7 @@ class Range:
         except ValueError:  # not a number (or an int of over 4,300 digits)
             value = math.nan
         if not self.holds(value):
-            raise argparse.ArgumentTypeError(f"must be {self.describe()}, not {_shown(text)}")
+            raise argparse.ArgumentTypeError(f"must be {self.describe()}, not {quote(text)}")
         return value
 
 
@@ -223,14 +216,14 @@ def _int(text: str, what: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be {what}, not {_shown(text)}") from None
+        raise argparse.ArgumentTypeError(f"must be {what}, not {quote(text)}") from None
 
 
 def positive_int(text: str) -> int:
     """An integer of at least 1 (games, workers, worlds, a batch size)."""
     n = _int(text, "a positive integer")
     if n < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {_shown(text)}")
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {quote(text)}")
     return n
 
 
@@ -238,7 +231,7 @@ def nonnegative_int(text: str) -> int:
     """An integer of at least 0 (a seed, a count that may be none)."""
     n = _int(text, "an integer of at least 0")
     if n < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer of at least 0, not {_shown(text)}")
+        raise argparse.ArgumentTypeError(f"must be an integer of at least 0, not {quote(text)}")
     return n
 
 
@@ -249,7 +242,7 @@ def positive_float(text: str) -> float:
     except ValueError:
         x = math.nan
     if not (math.isfinite(x) and x > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, not {_shown(text)}")
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, not {quote(text)}")
     return x
 
 
