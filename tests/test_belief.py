@@ -363,12 +363,15 @@ def test_a_model_sure_of_everything_still_gives_exact_probabilities_and_deals(po
         (3, "a loaded model"),
         (str(Path(__file__).parents[1] / "README.md"), "README.md is not a belief network checkpoint"),
         ("tests", "not a file"),
+        ("x" * 5000, "not a file"),
+        ("a\0b", "not a file"),
+        (["belief"] * 100_000, "a loaded model"),
     ],
 )
 def test_a_model_that_is_not_a_model_is_refused_in_one_line(positions, model, message):
     with pytest.raises(ValueError, match=message) as info:
         belief.probabilities(positions[0][0], model=model)
-    assert "\n" not in str(info.value)
+    assert "\n" not in str(info.value) and len(str(info.value)) < 300
 
 
 def test_the_shipped_network_answers_to_belief_and_a_bad_checkpoint_is_named(positions, tmp_path):

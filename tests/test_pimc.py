@@ -141,10 +141,13 @@ def test_worlds_from_belief_searches_consistent_worlds_drawn_from_the_belief_net
     assert make_agent("pimc-ppo:worlds_from=belief", seed=0).name == "pimc-ppo-belief"
 
 
-@pytest.mark.parametrize("bad", ["beleif", "", 3, None, "tests"])
+@pytest.mark.parametrize("bad", ["beleif", "", 3, None, "tests", "x" * 100_000, ["belief"] * 100_000])
 def test_worlds_from_names_uniform_belief_or_a_checkpoint_file_else_one_line_refusal(bad):
-    with pytest.raises(ValueError, match="worlds_from must be 'uniform', 'belief' or a belief network's checkpoint"):
+    with pytest.raises(
+        ValueError, match="worlds_from must be 'uniform', 'belief' or a belief network's checkpoint"
+    ) as e:
         PimcAgent(worlds_from=bad)
+    assert "\n" not in str(e.value) and len(str(e.value)) < 200
 
 
 def test_a_tournament_of_belief_searches_on_worker_processes_finishes():

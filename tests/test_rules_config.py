@@ -134,6 +134,13 @@ def test_unknown_preset_is_an_error_listing_the_presets():
     assert "standard" in str(info.value)
 
 
+@pytest.mark.parametrize("name", ["x" * 5000, "x" * 5000 + ".yaml", "a\0b", "a\0b.yaml"])
+def test_a_name_no_file_can_have_is_an_unknown_preset_or_file_in_one_short_line(name):
+    with pytest.raises(RulesError, match="unknown rules preset|not found") as info:
+        load_rules(name)
+    assert "\n" not in str(info.value) and len(str(info.value)) < 200
+
+
 def test_a_mapping_selects_rules():
     assert load_rules({"rotation": "every_hand"}) == Rules(rotation="every_hand")
     assert load_rules({}) == Rules()

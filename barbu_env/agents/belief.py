@@ -88,6 +88,7 @@ from ..game.cards import NUM_CARDS
 from ..game.constants import NUM_PLAYERS
 from ..game.observation import NUM_CARD_ROWS, OBS_DIM, OFFSETS, card_sets
 from ..util.extras import require
+from ..util.files import is_file, quote
 
 #: The other seats, relative seats 1, 2, 3.
 NUM_OTHERS = NUM_PLAYERS - 1
@@ -427,16 +428,16 @@ def _model(model: Any) -> Any:
     if _is_uniform(model):
         return model
     if isinstance(model, (str, Path)):
-        if not Path(model).is_file():
+        if not is_file(model):
             raise ValueError(
                 f"model must be None or 'belief' (the shipped network), 'uniform', a belief checkpoint file "
-                f"or a loaded model, not {str(model)!r} (not a file)"
+                f"or a loaded model, not {quote(str(model))} (not a file)"
             )
         return load_model(model)
     if not callable(getattr(model, "logits", None)):
         raise ValueError(
             f"model must be None or 'belief' (the shipped network), 'uniform', a belief checkpoint file "
-            f"or a loaded model (with logits(obs)), not {model!r}"
+            f"or a loaded model (with logits(obs)), not {quote(model)}"
         )
     return model
 

@@ -75,6 +75,7 @@ from ..game.rules import Rules, load_rules
 from ..game.vector import VectorBarbu
 from ..game.worlds import sample_worlds
 from ..util.argtypes import AGENT_PARAMS
+from ..util.files import is_file, quote
 from .base import Agent
 from .belief import SHIPPED, UNIFORM, load_model, samplers
 from .registry import agent_takes, make_agent, register
@@ -342,9 +343,10 @@ def _belief_model(worlds_from: str):
     """The belief network ``worlds_from`` names (None for ``"uniform"``): ``"belief"`` the
     shipped one, else a checkpoint of ``python -m barbu_training.belief`` (ValueError in one
     line if the file is not one)."""
-    if not isinstance(worlds_from, str) or worlds_from not in (UNIFORM, SHIPPED) and not Path(worlds_from).is_file():
+    if not isinstance(worlds_from, str) or worlds_from not in (UNIFORM, SHIPPED) and not is_file(worlds_from):
         raise ValueError(
-            f"pimc: worlds_from must be 'uniform', 'belief' or a belief network's checkpoint file, not {worlds_from!r}"
+            f"pimc: worlds_from must be 'uniform', 'belief' or a belief network's checkpoint file, "
+            f"not {quote(worlds_from)}"
         )
     if worlds_from == UNIFORM:
         return None

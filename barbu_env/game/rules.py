@@ -297,11 +297,13 @@ def load_rules(spec: Rules | str | Mapping[str, Any] | None = None) -> Rules:
     if isinstance(spec, Mapping):
         return Rules.from_mapping(spec)
     if isinstance(spec, (str, Path)):
+        from ..util.files import is_file
+
         path = PRESETS_DIR / f"{spec}.yaml"
-        if path.is_file():
+        if is_file(path):
             return read_rules_file(path)
         if str(spec).endswith((".yaml", ".yml")):
-            if not Path(spec).is_file():
+            if not is_file(spec):
                 raise RulesError(f"rules file {_short(str(spec))} not found (or not a file)")
             return read_rules_file(spec)
         if str(spec) == "standard":

@@ -81,6 +81,15 @@ def quote(value: object, width: int = 40) -> str:
     return text if len(text) <= width else text[: max(width - 3, 1)] + "..."
 
 
+def is_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` names an existing file (through links); False for a name no file can
+    have (too long, a NUL byte) or one that cannot be looked at."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def _reason(e: BaseException) -> str:
     if isinstance(e, OSError) and e.strerror:
         return e.strerror
