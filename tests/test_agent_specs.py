@@ -127,3 +127,12 @@ def test_a_list_of_thousands_of_agents_is_refused_in_one_short_line(command, cap
     assert len(err.strip().splitlines()) == 1 and len(err) < 600, err[:300]
     assert main([command, "--agents", "random," * 2000]) != 0
     assert "at most 8,192 characters" in capsys.readouterr().err
+
+
+def test_a_league_of_too_many_agents_is_refused_for_their_number_before_any_is_made(capsys):
+    """65 agents are refused for their number, not for the first that cannot be made (here
+    the last is no agent at all: making the agents would have stopped there)."""
+    specs = [f"pimc:worlds={w}" for w in range(1, 65)] + ["no-such-agent"]
+    assert main(["league", "--agents", ",".join(specs), "--games", "4", "--no-progress"]) != 0
+    err = capsys.readouterr().err
+    assert "a league has at most 64 agents (2,016 pairings), not 65" in err, err[:300]

@@ -281,10 +281,11 @@ def _league_warning(message, category, filename, lineno, file=None, line=None) -
 
 def _run_league(args: argparse.Namespace) -> int:
     from barbu_env.agents import split_agent_specs
-    from barbu_env.evaluation.league import format_league, plot_league, run_league
+    from barbu_env.evaluation.league import check_league_specs, format_league, plot_league, run_league
     from barbu_env.evaluation.tournament import check_agents
 
     agents, workers = _agents_and_outputs(args, split_agent_specs(args.agents))
+    check_league_specs(agents)  # how many, before any agent is made
     check_agents(agents, args.rules)  # an agent no tournament could seat: refused before the first is played
     if not args.no_cache and os.path.exists(args.cache) and not os.path.isdir(args.cache):
         raise ValueError(f"--cache {args.cache} is a file, not a folder of cached pairings")

@@ -493,6 +493,20 @@ class LeagueResult:
 MAX_AGENTS = 64
 
 
+def check_league_specs(specs: Sequence[str]) -> list[str]:
+    """``specs`` as a list if a league can be made of them (two to ``MAX_AGENTS``, none
+    listed twice), else a one-line ``ValueError``; no agent is made."""
+    specs = list(specs)
+    if len(specs) < 2:
+        raise ValueError(f"a league needs at least two agents, got {quote(specs, 200)}")
+    if len(set(specs)) != len(specs):
+        raise ValueError(f"agents are listed more than once: {quote(specs, 200)}")
+    if len(specs) > MAX_AGENTS:
+        pairs = MAX_AGENTS * (MAX_AGENTS - 1) // 2
+        raise ValueError(f"a league has at most {MAX_AGENTS} agents ({pairs:,} pairings), not {len(specs):,}")
+    return specs
+
+
 def run_league(
     specs: Sequence[str],
     games: int,
@@ -512,14 +526,7 @@ def run_league(
     ``LeagueCacheWarning`` (see the module docstring). A cache file that cannot be
     written (a full disk) does not stop the league: no more are attempted, and the
     result's ``cache_not_saved`` says which file failed and why."""
-    specs = list(specs)
-    if len(specs) < 2:
-        raise ValueError(f"a league needs at least two agents, got {quote(specs, 200)}")
-    if len(set(specs)) != len(specs):
-        raise ValueError(f"agents are listed more than once: {quote(specs, 200)}")
-    if len(specs) > MAX_AGENTS:
-        pairs = MAX_AGENTS * (MAX_AGENTS - 1) // 2
-        raise ValueError(f"a league has at most {MAX_AGENTS} agents ({pairs:,} pairings), not {len(specs):,}")
+    specs = check_league_specs(specs)
     games = check_games(games)  # before anything is played: a size no tournament could finish is refused
     check_seed(seed)
     rules_label = rules_name(rules)
