@@ -136,3 +136,11 @@ def test_a_league_of_too_many_agents_is_refused_for_their_number_before_any_is_m
     assert main(["league", "--agents", ",".join(specs), "--games", "4", "--no-progress"]) != 0
     err = capsys.readouterr().err
     assert "a league has at most 64 agents (2,016 pairings), not 65" in err, err[:300]
+
+
+@pytest.mark.parametrize("spec", ["runs/missing/best.pt", "missing.pt", "runs/missing/best.pt:device=cpu"])
+def test_a_missing_checkpoint_is_refused_in_the_same_words_by_make_agent_and_the_commands(spec, capsys):
+    with pytest.raises(ValueError, match=r"^no agent file '[^']*missing[^']*': no such file") as made:
+        make_agent(spec)
+    assert main(["eval", "--agents", f"{spec},random,random,random", "--games", "4"]) != 0
+    assert capsys.readouterr().err.strip() == f"barbu eval: error: {made.value}"

@@ -343,13 +343,17 @@ def make_agent(spec: str, seed: int = 0, trust: bool = False, **kwargs: Any) -> 
         raise ValueError(
             f"no loader handles the file {name!r}" + (f" (loaders that failed to import: {broken})" if broken else "")
         )
-    if params:
-        raise ValueError(f"unknown agent {name!r}: registered agents are {agent_names()}, or give a checkpoint path")
-    if os.sep in name or "." in Path(name).name:  # meant as a file
-        raise ValueError(f"no agent file {quote(name, 120)}: no such file (registered agents are {agent_names()})")
-    raise ValueError(
-        f"unknown agent {quote(spec, 120)}: registered agents are {agent_names()}, or give a checkpoint path"
-    )
+    raise unknown_agent(name, spec)
+
+
+def unknown_agent(name: str, spec: str) -> ValueError:
+    """The refusal of ``spec``, whose agent ``name`` is neither registered nor an existing
+    file: ``no agent file`` where the name looks like a file's (a folder separator, or a dot
+    in its last part), else ``unknown agent``; one line."""
+    if os.sep in name or "/" in name or "." in Path(name).name:  # meant as a file
+        return ValueError(f"no agent file {quote(name, 120)}: no such file (registered agents are {agent_names()})")
+    known = agent_names()
+    return ValueError(f"unknown agent {quote(spec, 120)}: registered agents are {known}, or give a checkpoint path")
 
 
 def agent_takes(spec: str, key: str) -> bool:

@@ -21,10 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from barbu_env.agents import agent_names, make_agent, parse_agent_spec
-from barbu_env.agents.registry import is_path, spec_parts, spec_without
+from barbu_env.agents.registry import is_path, spec_parts, spec_without, unknown_agent
 from barbu_env.game.constants import NUM_HANDS, NUM_PLAYERS
 from barbu_env.game.rules import Rules
-from barbu_env.util.files import quote
 
 #: Games per deal set: one per cyclic seating.
 SEATINGS = NUM_PLAYERS
@@ -84,9 +83,7 @@ def check_agents(specs: Sequence[str], rules: Rules | str | Mapping | None = Non
     for spec in specs:
         name, params = parse_agent_spec(spec)
         if name not in known and not is_path(name):
-            raise ValueError(
-                f"unknown agent {quote(spec, 120)}: registered agents are {sorted(known)}, or give a checkpoint path"
-            )
+            raise unknown_agent(name, spec)
         if params:
             make_agent(spec, rules=rules)  # a parameter it does not take, or a bad value, is an error now
 
