@@ -144,3 +144,18 @@ def test_a_missing_checkpoint_is_refused_in_the_same_words_by_make_agent_and_the
         make_agent(spec)
     assert main(["eval", "--agents", f"{spec},random,random,random", "--games", "4"]) != 0
     assert capsys.readouterr().err.strip() == f"barbu eval: error: {made.value}"
+
+
+def test_a_checkpoint_in_the_working_folder_and_one_of_the_same_name_in_a_subfolder_are_named_apart(
+    tmp_path, monkeypatch
+):
+    from barbu_env.evaluation.tournament import agent_labels
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    for path in ("best.pt", "runs/best.pt"):
+        shutil.copy(checkpoint_path("ppo"), tmp_path / path)
+    for specs in (["runs/best.pt", "best.pt"], ["best.pt", "runs/best.pt"]):
+        entries, instances = agent_labels(specs + ["random", "random"])
+        assert len(set(entries[:2])) == 2 and entries[2:] == ["random", "random"], entries
+        assert "best.pt" in entries[:2] and "runs/best.pt" in entries[:2]

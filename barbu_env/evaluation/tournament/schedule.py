@@ -144,14 +144,21 @@ def agent_labels(specs: Sequence[str]) -> tuple[list[str], list[str]]:
     ['best.pt:device=cpu', 'pimc:worlds=4,worlds_from=b/belief.pt']
     """
     names: dict[str, str] = {}
+    whole: dict[str, str] = {}  # each spec's label in full (its path and parameters)
+    owner: dict[str, str] = {}  # the spec each label is given to
     for spec in specs:
         if spec not in names:
-            shown = spec_without(spec, "trust")
+            shown = whole[spec] = spec_without(spec, "trust")
             # a file's path (which may hold a colon), or the name before the parameters
             head, rest = spec_parts(shown)
             colon, rest = ("", "") if rest is None else (":", rest)
             short = Path(head).name + colon + rest if ("/" in head or os.sep in head) else shown
-            names[spec] = next(n for n in (short, shown, spec) if n == spec or n not in names.values())
+            label = next((n for n in (short, shown) if n not in owner), spec)
+            if label in owner:  # an earlier checkpoint took this spec's whole text as its short label
+                earlier = owner.pop(label)
+                names[earlier] = whole[earlier]  # its path has a folder: no other label is that
+                owner[whole[earlier]] = earlier
+            names[spec], owner[label] = label, spec
     entry = [names[s] for s in specs]
     counts = {s: specs.count(s) for s in specs}
     seen: dict[str, int] = {}
