@@ -540,3 +540,30 @@ def test_the_record_and_model_readers_refuse_json_nested_deeply(tmp_path):
 
     with pytest.raises(ValueError, match="its data is not JSON"):
         make_agent(str(model))
+
+
+def _huge():
+    return list(range(100_000))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: __import__("barbu_env.envs.gym_env", fromlist=["x"]).BarbuGymEnv(opponents=_huge()),
+        lambda: __import__("barbu_env.envs.gym_env", fromlist=["x"]).BarbuGymEnv(seat=_huge()),
+        lambda: __import__("barbu_env.envs.gym_env", fromlist=["x"]).BarbuGymEnv(render_mode="x" * 100_000),
+        lambda: __import__("barbu_env.envs.aec", fromlist=["x"]).raw_env(observation="x" * 100_000),
+        lambda: __import__("barbu_env.game.vector", fromlist=["x"]).VectorBarbu(num_games=_huge()),
+        lambda: __import__("barbu_env.game.engine", fromlist=["x"]).BarbuState.new_game(first_declarer=_huge()),
+        lambda: __import__("barbu_env.game.engine", fromlist=["x"]).BarbuState.new_game(episode="x" * 100_000),
+        lambda: __import__("barbu_env.game.actions", fromlist=["x"]).action_text(_huge()),
+        lambda: __import__("barbu_env.game.actions", fromlist=["x"]).parse_action("x" * 100_000),
+        lambda: __import__("barbu_env.agents", fromlist=["x"]).make_agent("pimc", rollout=_huge()),
+    ],
+)
+def test_a_huge_value_in_a_constructor_or_call_is_refused_in_a_short_line(call):
+    """What a caller passed is quoted in a few dozen characters, however large it is."""
+    with pytest.raises((ValueError, TypeError)) as refused:
+        call()
+    message = str(refused.value)
+    assert "\n" not in message and len(message) < 400, message[:200]

@@ -460,19 +460,19 @@ def _logits(model: Any, obs: np.ndarray) -> np.ndarray:
 
 def _check_passes(passes: int) -> int:
     if isinstance(passes, bool) or not isinstance(passes, (int, np.integer)) or not 0 <= passes <= MAX_PASSES:
-        raise ValueError(f"passes must be an int from 0 to {MAX_PASSES}, not {passes!r}")
+        raise ValueError(f"passes must be an int from 0 to {MAX_PASSES}, not {quote(passes)}")
     return int(passes)
 
 
 def _check_n(n: int) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"n must be an int >= 0, not {n!r}")
+        raise ValueError(f"n must be an int >= 0, not {quote(n)}")
     return int(n)
 
 
 def _check_rng(rng: Any) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), not {rng!r}")
+        raise ValueError(f"rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), not {quote(rng)}")
     return rng
 
 
@@ -483,7 +483,7 @@ def _absolute(rel: np.ndarray, seat: int) -> np.ndarray:
 
 def _check_seat(seat: int) -> int:
     if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or seat not in range(NUM_PLAYERS):
-        raise ValueError(f"seat must be 0-3, not {seat!r}")
+        raise ValueError(f"seat must be 0-3, not {quote(seat)}")
     return int(seat)
 
 

@@ -141,9 +141,9 @@ class PimcAgent(Agent):
             time_limit = valid["time_limit"].check(time_limit, "pimc: time_limit")
         cover, certain = valid["cover"].check(cover, "pimc: cover"), valid["certain"].check(certain, "pimc: certain")
         if not isinstance(rollout, str) or rollout.split(":")[0] in _SEARCHES:
-            raise ValueError(f"pimc: rollout must be another agent's spec, not {rollout!r}")
+            raise ValueError(f"pimc: rollout must be another agent's spec, not {quote(rollout)}")
         if prior is not None and (not isinstance(prior, str) or prior.split(":")[0] in _SEARCHES):
-            raise ValueError(f"pimc: prior must be a trained policy's spec, not {prior!r}")
+            raise ValueError(f"pimc: prior must be a trained policy's spec, not {quote(prior)}")
         worlds_from = str(worlds_from) if isinstance(worlds_from, Path) else worlds_from
         self.belief_model = _belief_model(worlds_from)  # the network loaded once, before any search
         self.worlds_from = worlds_from
@@ -162,7 +162,9 @@ class PimcAgent(Agent):
             placed = {"device": device} if device is not None and agent_takes(prior, "device") else {}
             self.prior_agent = make_agent(prior, seed=seed, rules=self.rules, **placed)
             if not hasattr(self.prior_agent, "probs_batch"):
-                raise ValueError(f"pimc: the prior {prior!r} gives no action probabilities (a trained policy does)")
+                raise ValueError(
+                    f"pimc: the prior {quote(prior)} gives no action probabilities (a trained policy does)"
+                )
         self.name = "pimc" if (worlds, rollout) == (DEFAULT_WORLDS, "heuristic") else f"pimc{worlds}-{rollout}"
         self.name += "" if prior is None else "-prior"
         self.name += _belief_suffix(worlds_from)

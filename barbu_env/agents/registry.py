@@ -254,8 +254,8 @@ def _check_params(name: str, factory: Callable[..., Agent], params: dict[str, An
     unknown = sorted(set(params) - set(named))
     if unknown:
         takes = ", ".join(named) if named else "no parameters"
-        raise ValueError(f"agent {name!r} has no parameter {', '.join(unknown)} (it takes: {takes})")
-    check_param_types(f"agent {name!r}", factory, params)
+        raise ValueError(f"agent {quote(name)} has no parameter {', '.join(unknown)} (it takes: {takes})")
+    check_param_types(f"agent {quote(name)}", factory, params)
 
 
 #: The kinds of value a spec can hold (what ``_value`` reads), by the names annotations use.
@@ -306,7 +306,7 @@ def check_param_types(owner: str, func: Callable[..., Any], params: dict[str, An
         )
         if not ok:
             takes = " or ".join(_KIND_WORDS[k] for k in kinds)
-            raise ValueError(f"{owner}: parameter {key} takes {takes}, not {value!r}")
+            raise ValueError(f"{owner}: parameter {key} takes {takes}, not {quote(value)}")
 
 
 @functools.cache
@@ -341,7 +341,8 @@ def make_agent(spec: str, seed: int = 0, trust: bool = False, **kwargs: Any) -> 
                 return agent
         broken = "; ".join(f"{k}: {v}" for k, v in _BROKEN_LOADERS.items())
         raise ValueError(
-            f"no loader handles the file {name!r}" + (f" (loaders that failed to import: {broken})" if broken else "")
+            f"no loader handles the file {quote(name)}"
+            + (f" (loaders that failed to import: {broken})" if broken else "")
         )
     raise unknown_agent(name, spec)
 

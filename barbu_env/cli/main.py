@@ -125,7 +125,7 @@ def _device(text: str) -> str:
     kind, colon, index = text.partition(":")
     if kind in ("cpu", "auto", "mps") and not colon or kind == "cuda" and (not colon or index.isdigit()):
         return text
-    raise argparse.ArgumentTypeError(f"must be cpu, auto, cuda, cuda:N or mps, not {text!r}")
+    raise argparse.ArgumentTypeError(f"must be cpu, auto, cuda, cuda:N or mps, not {quote(text)}")
 
 
 def _add_device(p: argparse.ArgumentParser) -> None:

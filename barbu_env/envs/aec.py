@@ -244,6 +244,7 @@ from ..game.engine import BarbuState, DealError, IllegalActionError, action_id, 
 from ..game.observation import information_state_bounds, observation_bounds, state_bounds
 from ..game.render import render_state
 from ..game.rules import Rules, load_rules
+from ..util.files import quote
 from .stepping import ILLEGAL_ACTION_MODES, check_illegal_action, play_instead
 
 _NO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
@@ -291,14 +292,8 @@ def reset_options(options: Any) -> Mapping:
     if options is None:
         return {}
     if not isinstance(options, Mapping):
-        raise TypeError(f"reset options must be a dict (or None), not {type(options).__name__} {_quote(options)}")
+        raise TypeError(f"reset options must be a dict (or None), not {type(options).__name__} {quote(options)}")
     return options
-
-
-def _quote(value: Any) -> str:
-    from ..util.files import quote
-
-    return quote(value)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -326,11 +321,13 @@ class raw_env(AECEnv):
     ):
         super().__init__()
         if not isinstance(observation, str) or observation not in OBSERVATION_KINDS:
-            raise ValueError(f"observation must be one of {tuple(OBSERVATION_KINDS)}, not {observation!r}")
+            raise ValueError(f"observation must be one of {tuple(OBSERVATION_KINDS)}, not {quote(observation)}")
         self.observation = observation
         self._information_state = observation == "information_state"
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, not {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, not {quote(render_mode)}"
+            )
         self.illegal_action = check_illegal_action(illegal_action, default="raise")
         episode_hands(episode)  # an unknown mode fails here, not at reset
         self.episode = episode

@@ -140,10 +140,10 @@ def opponent_specs(opponents: Any) -> list[str | Agent]:
     one = isinstance(opponents, (str, os.PathLike, Agent))
     specs = [opponents] * (NUM_PLAYERS - 1) if one else list(opponents) if isinstance(opponents, Sequence) else None
     if specs is None or len(specs) != NUM_PLAYERS - 1:
-        raise ValueError(f"opponents must be one agent spec or three, not {opponents!r}")
+        raise ValueError(f"opponents must be one agent spec or three, not {quote(opponents)}")
     for spec in specs:
         if not isinstance(spec, (str, os.PathLike, Agent)):
-            raise ValueError(f"an opponent is an agent name, a checkpoint path or an Agent, not {spec!r}")
+            raise ValueError(f"an opponent is an agent name, a checkpoint path or an Agent, not {quote(spec)}")
     return [os.fspath(spec) if isinstance(spec, os.PathLike) else spec for spec in specs]
 
 
@@ -187,9 +187,11 @@ class BarbuGymEnv(gymnasium.Env):
         episode: str = "game",
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, not {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, not {quote(render_mode)}"
+            )
         if seat != "rotate" and (isinstance(seat, bool) or seat not in range(NUM_PLAYERS)):
-            raise ValueError(f"seat must be 0-3 or 'rotate', not {seat!r}")
+            raise ValueError(f"seat must be 0-3 or 'rotate', not {quote(seat)}")
         check_illegal_action(illegal_action, default="random")
         specs = opponent_specs(opponents)
         episode_hands(episode)  # an unknown mode fails here, not at reset
@@ -221,7 +223,7 @@ class BarbuGymEnv(gymnasium.Env):
         if "seat" in options:
             self.seat = int(options["seat"])
             if self.seat not in range(NUM_PLAYERS):
-                raise ValueError(f"options['seat'] must be 0-3, not {options['seat']!r}")
+                raise ValueError(f"options['seat'] must be 0-3, not {quote(options['seat'])}")
         elif self.seat_option == "rotate":
             if seed is not None:
                 self._next_seat = int(rng.integers(NUM_PLAYERS))

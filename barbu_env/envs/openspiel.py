@@ -72,6 +72,7 @@ from ..game.observation import INFO_DIM, INFO_OFFSETS, OBS_DIM, OFFSETS
 from ..game.rules import Rules, RulesError, load_rules, preset_names
 from ..game.worlds import sample_worlds
 from ..util.extras import require
+from ..util.files import quote
 from .tensor_text import describe
 
 pyspiel = require("pyspiel", "openspiel", "barbu_env.envs.openspiel", package="open_spiel")  # one line if missing
@@ -115,7 +116,9 @@ def _switch_value(name: str, value: Any) -> Any:
         try:
             return tuple(int(p) for p in parts if p)
         except ValueError:
-            raise RulesError(f"rule {name!r} is integers separated by {TUPLE_SEPARATOR!r}, not {value!r}") from None
+            raise RulesError(
+                f"rule {quote(name)} is integers separated by {quote(TUPLE_SEPARATOR)}, not {quote(value)}"
+            ) from None
     return value
 
 
@@ -151,7 +154,7 @@ def game_params(
 
 def _check_rewards(rewards: Any) -> str:
     if rewards not in REWARDS:
-        raise ValueError(f"parameter 'rewards' is one of {list(REWARDS)}, not {rewards!r}")
+        raise ValueError(f"parameter 'rewards' is one of {list(REWARDS)}, not {quote(rewards)}")
     return rewards
 
 
@@ -163,7 +166,7 @@ def rules_of(params: Mapping[str, Any]) -> Rules:
     """The rules a parameter set means: the preset, then every switch not at its standard value."""
     preset = params.get("rules", "standard")
     if not isinstance(preset, str) or preset not in _preset_set():
-        raise RulesError(f"parameter 'rules' is a preset, one of {sorted(_preset_set())}, not {preset!r}")
+        raise RulesError(f"parameter 'rules' is a preset, one of {sorted(_preset_set())}, not {quote(preset)}")
     base = load_rules(preset).to_dict()
     for name in _SWITCHES:
         if name in params:
@@ -474,7 +477,7 @@ class BarbuSpielState(pyspiel.State):
             out.fill(0.0)
             return
         if not 0 <= player < NUM_PLAYERS:
-            raise ValueError(f"player must be 0-3, not {player!r}")
+            raise ValueError(f"player must be 0-3, not {quote(player)}")
         K.game_observe(*e._games, e._rp, out, out64, player)
         if core.ndealt < DEAL_NODES:
             x = out[0]

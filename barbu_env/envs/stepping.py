@@ -52,7 +52,7 @@ def check_illegal_action(mode: Any, default: str) -> str:
     the adapter's ``default`` first."""
     if mode not in ILLEGAL_ACTION_MODES:
         modes = (default, *(m for m in ILLEGAL_ACTION_MODES if m != default))
-        raise ValueError(f"illegal_action must be one of {modes}, not {mode!r}")
+        raise ValueError(f"illegal_action must be one of {modes}, not {quote(mode)}")
     return mode
 
 

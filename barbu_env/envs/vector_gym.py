@@ -332,11 +332,11 @@ class BarbuGymVectorEnv(VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, not {num_envs!r}")
+            raise ValueError(f"num_envs must be a positive int, not {quote(num_envs)}")
         if render_mode is not None:
-            raise ValueError(f"render_mode must be None (render a game with Barbu-v1), not {render_mode!r}")
+            raise ValueError(f"render_mode must be None (render a game with Barbu-v1), not {quote(render_mode)}")
         if seat != "rotate" and (isinstance(seat, bool) or seat not in range(NUM_PLAYERS)):
-            raise ValueError(f"seat must be 0-3 or 'rotate', not {seat!r}")
+            raise ValueError(f"seat must be 0-3 or 'rotate', not {quote(seat)}")
         check_illegal_action(illegal_action, default="random")
         specs = opponent_specs(opponents)
         episode_hands(episode)  # an unknown mode fails here, not at reset
@@ -344,7 +344,7 @@ class BarbuGymVectorEnv(VectorEnv):
         mode = modes.get(autoreset_mode.value if isinstance(autoreset_mode, AutoresetMode) else autoreset_mode)
         if mode is None:
             raise ValueError(
-                f"autoreset_mode must be one of {[m.value for m in AUTORESET_MODES]}, not {autoreset_mode!r}"
+                f"autoreset_mode must be one of {[m.value for m in AUTORESET_MODES]}, not {quote(autoreset_mode)}"
             )
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         N = self.num_envs = int(num_envs)

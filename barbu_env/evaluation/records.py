@@ -57,7 +57,7 @@ from ..game.constants import NUM_HANDS, NUM_PLAYERS, Phase
 from ..game.engine import BarbuState, IllegalActionError
 from ..game.render import hand_by_suit, render_state
 from ..game.rules import Rules
-from ..util.files import read_text, write_text
+from ..util.files import quote, read_text, write_text
 
 FORMAT = "barbu-game-record"
 VERSION = 1
@@ -178,7 +178,9 @@ class GameRecord:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise RecordError(f'not a Barbu game record (expected "format": "{FORMAT}")')
         if data.get("version") != VERSION:
-            raise RecordError(f"game record version {data.get('version')!r} is not supported (this reads {VERSION})")
+            raise RecordError(
+                f"game record version {quote(data.get('version'))} is not supported (this reads {VERSION})"
+            )
         missing = [k for k in ("rules", "first_declarer", "deals", "actions", "hands", "final_scores") if k not in data]
         if missing:
             raise RecordError(f"game record lacks {missing}")
@@ -264,7 +266,7 @@ def replay_record(record: GameRecord) -> tuple[list[dict[str, Any]], list[int]]:
     hands: list[dict[str, Any]] = []
     for i, action in enumerate(record.actions):
         if game.is_terminal:
-            raise RecordError(f"action #{i} ({action!r}) comes after the end of the game")
+            raise RecordError(f"action #{i} ({quote(action)}) comes after the end of the game")
         if game.hand_number >= len(record.deals):
             raise RecordError(f"action #{i} is in hand {game.hand_number + 1}, which the record does not deal")
         agent, hand = env.agent_selection, game.hand_number + 1

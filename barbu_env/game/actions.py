@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..util.files import quote
 from .cards import RANK_NAMES, SUIT_NAMES, card_from_text, card_text, cards_of
 from .constants import AGENTS, CONTRACT_NAMES
 
@@ -53,7 +54,7 @@ def action_text(action: int) -> str:
     """Readable text of an action id."""
     a = int(action)
     if not 0 <= a < NUM_ACTIONS:
-        raise ValueError(f"action id {action!r} is not in 0..{NUM_ACTIONS - 1}")
+        raise ValueError(f"action id {quote(action)} is not in 0..{NUM_ACTIONS - 1}")
     if a < DECLARE_OFFSET:
         return f"play {card_text(a)}"
     if a < TRUMP_OFFSET:
@@ -91,7 +92,7 @@ def parse_action(text: str) -> int:
         if all(n in RELATIVE_NAMES for n in names) and len(set(names)) == len(names):
             return DOUBLE_OFFSET + sum(1 << RELATIVE_NAMES.index(n) for n in names)
     raise ValueError(
-        f"cannot read action {text!r} (e.g. 'play QH', 'declare no_queens', 'trump spades', "
+        f"cannot read action {quote(text)} (e.g. 'play QH', 'declare no_queens', 'trump spades', "
         "'domino 7', 'double left+right', 'double nobody', 'pass')"
     )
 

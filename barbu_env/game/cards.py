@@ -101,7 +101,7 @@ def parse_hand(text: str | Iterable[int | str]) -> int:
     items = text.replace(",", " ").split() if isinstance(text, str) else list(text)
     m = mask_of(items)
     if m.bit_count() != len(items):
-        raise ValueError(f"duplicate card in {text!r}")
+        raise ValueError(f"duplicate card in {quote(text)}")
     return m
 
 

@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from ..util.files import quote
 from .actions import AGENTS, NUM_ACTIONS, action_text
 from .constants import NUM_HANDS, NUM_PLAYERS
 from .engine import IllegalActionError
@@ -143,7 +144,7 @@ def play(
     """Step every game of ``env`` from ``start`` to the end of its episode or hand,
     each decision put to ``decide`` (see the module docstring)."""
     if until not in UNTIL:
-        raise ValueError(f"until is one of {UNTIL}, not {until!r}")
+        raise ValueError(f"until is one of {UNTIL}, not {quote(until)}")
     obs, masks, seat = start
     n = env.num_games
     live = np.ones(n, dtype=bool)
@@ -360,5 +361,5 @@ class Seated:
         what = f"{action} ({action_text(action)})" if valid[row] else repr(action)
         options = ", ".join(f"{a} ({action_text(a)})" for a in np.flatnonzero(masks[row]).tolist())
         raise IllegalActionError(
-            f"agent {name!r} in seat {seats[row]}: illegal action {what}; legal actions: {options}"
+            f"agent {quote(name)} in seat {seats[row]}: illegal action {what}; legal actions: {options}"
         )

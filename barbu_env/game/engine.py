@@ -116,7 +116,7 @@ def episode_hands(episode: str) -> int:
     raises ``ValueError`` listing the modes."""
     if not isinstance(episode, str) or episode not in EPISODE_HANDS:
         modes = ", ".join(f"{name!r} ({n} hand{'s' * (n > 1)})" for name, n in EPISODE_HANDS.items())
-        raise ValueError(f"episode must be one of {modes}, not {episode!r}")
+        raise ValueError(f"episode must be one of {modes}, not {quote(episode)}")
     return EPISODE_HANDS[episode]
 
 
@@ -282,7 +282,7 @@ class BarbuState:
         if first_declarer is None:
             first_declarer = int(s.rng.integers(NUM_PLAYERS))
         if isinstance(first_declarer, bool) or first_declarer not in range(NUM_PLAYERS):
-            raise ValueError(f"first_declarer must be a seat 0-3, not {first_declarer!r}")
+            raise ValueError(f"first_declarer must be a seat 0-3, not {quote(first_declarer)}")
         s.first_declarer = int(first_declarer)
         s._set_games(K.new_games(1))
         given = len(s.deals)
@@ -615,7 +615,7 @@ class BarbuState:
         """``seat``'s information state (``observation.INFO_SLICES``: its observation, then
         its perfect recall of the hand under way) as a new float32 array [INFO_DIM]."""
         if isinstance(seat, bool) or seat not in range(NUM_PLAYERS):
-            raise ValueError(f"seat must be 0-3, not {seat!r}")
+            raise ValueError(f"seat must be 0-3, not {quote(seat)}")
         out = np.empty((1, INFO_DIM), dtype=np.float32)
         K.game_observe(*self._games, self._rp, out, out.view(np.uint64), int(seat))
         return out[0]
@@ -655,7 +655,7 @@ def _random_deals(rng: np.random.Generator, n: int) -> np.ndarray:
 def _as_action(action) -> int:
     """numpy integers and other index-like values as a plain int."""
     if isinstance(action, bool) or not hasattr(action, "__index__"):
-        raise IllegalActionError(f"an action is an int 0..{NUM_ACTIONS - 1}, not {action!r}")
+        raise IllegalActionError(f"an action is an int 0..{NUM_ACTIONS - 1}, not {quote(action)}")
     return action.__index__()
 
 

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..util.files import quote
 from . import _kernels as K
 from .cards import NUM_CARDS
 from .constants import NUM_HANDS, NUM_PLAYERS, Phase
@@ -128,7 +129,7 @@ class Positions:
         if obs.shape != (OBS_DIM,):
             raise ValueError(f"an observation is float[{OBS_DIM}], not shape {obs.shape}")
         if isinstance(seat, bool) or seat not in range(NUM_PLAYERS):
-            raise ValueError(f"seat must be 0-3, not {seat!r}")
+            raise ValueError(f"seat must be 0-3, not {quote(seat)}")
         rules = load_rules(rules)
         r = read(obs, seat)
 

@@ -101,6 +101,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..util.files import quote
 from . import _kernels as K
 from ._kernels import rules_params
 from .actions import NUM_ACTIONS, action_text, actions_of
@@ -140,9 +141,11 @@ class VectorBarbu:
         observation: str = "observation",
     ):
         if not isinstance(observation, str) or observation not in OBSERVATIONS:
-            raise ValueError(f"observation must be one of {', '.join(map(repr, OBSERVATIONS))}, not {observation!r}")
+            raise ValueError(
+                f"observation must be one of {', '.join(map(repr, OBSERVATIONS))}, not {quote(observation)}"
+            )
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
-            raise ValueError(f"num_games must be a positive int, not {num_games!r}")
+            raise ValueError(f"num_games must be a positive int, not {quote(num_games)}")
         B = self.num_games = int(num_games)
         self.rules = load_rules(rules)
         episode_length = episode_hands(episode)  # an unknown mode fails here
@@ -353,7 +356,7 @@ class VectorBarbu:
                 raise ValueError(f"first_declarers must give one seat (or None) per game, {B} in all")
         for f in values:
             if isinstance(f, bool) or f not in range(-1, NUM_PLAYERS):
-                raise ValueError(f"a first declarer is a seat 0-3 (or None / -1: drawn), not {f!r}")
+                raise ValueError(f"a first declarer is a seat 0-3 (or None / -1: drawn), not {quote(f)}")
         return np.array(values, dtype=np.int64)
 
     def _illegal_message(self, game: int, action: int) -> str:

@@ -24,6 +24,7 @@ from barbu_env.agents import agent_names, make_agent, parse_agent_spec
 from barbu_env.agents.registry import is_path, spec_parts, spec_without, unknown_agent
 from barbu_env.game.constants import NUM_HANDS, NUM_PLAYERS
 from barbu_env.game.rules import Rules
+from barbu_env.util.files import quote
 
 #: Games per deal set: one per cyclic seating.
 SEATINGS = NUM_PLAYERS
@@ -55,7 +56,7 @@ def check_games(games: int) -> int:
     ValueError: games must be at most 10,000,000 (...), not 1,000,000,000,000
     """
     if isinstance(games, bool) or not isinstance(games, (int, np.integer)):
-        raise ValueError(f"games must be a whole number, not {games!r}")
+        raise ValueError(f"games must be a whole number, not {quote(games)}")
     if games < 1:
         raise ValueError(f"games must be at least 1, not {games}")
     if games > MAX_GAMES:
