@@ -159,3 +159,12 @@ def test_a_checkpoint_in_the_working_folder_and_one_of_the_same_name_in_a_subfol
         entries, instances = agent_labels(specs + ["random", "random"])
         assert len(set(entries[:2])) == 2 and entries[2:] == ["random", "random"], entries
         assert "best.pt" in entries[:2] and "runs/best.pt" in entries[:2]
+
+
+@pytest.mark.parametrize("name", ["heuristic", "random", "pimc"])
+def test_a_misspelt_keyword_is_refused_naming_what_the_agent_takes(name):
+    with pytest.raises(ValueError, match=rf"^agent '{name}' has no parameter wrlds \(it takes: "):
+        make_agent(name, wrlds=3)
+    with pytest.raises(ValueError, match="has no parameter x{100}") as refused:
+        make_agent(name, **{"x" * 100_000: 1})
+    assert len(str(refused.value)) < 400

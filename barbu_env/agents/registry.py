@@ -33,7 +33,7 @@ import functools
 import inspect
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -246,16 +246,24 @@ def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
 def _check_params(name: str, factory: Callable[..., Agent], params: dict[str, Any]) -> None:
     """Parameters written in a spec must be named parameters of the agent's factory, of
     the kinds it takes (``check_param_types``)."""
+    _check_names(name, factory, params)
+    check_param_types(f"agent {quote(name)}", factory, params)
+
+
+def _check_names(name: str, factory: Callable[..., Agent], params: Mapping[str, Any]) -> None:
+    """Every key of ``params`` must be a named parameter of the agent's factory (``seed``
+    and ``rules`` aside), else a one-line ValueError naming what it takes."""
     named = [
         p.name
         for p in inspect.signature(factory).parameters.values()
         if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in ("seed", "rules")
     ]
-    unknown = sorted(set(params) - set(named))
+    unknown = sorted(set(params) - set(named) - {"seed", "rules"})
     if unknown:
         takes = ", ".join(named) if named else "no parameters"
-        raise ValueError(f"agent {quote(name)} has no parameter {', '.join(unknown)} (it takes: {takes})")
-    check_param_types(f"agent {quote(name)}", factory, params)
+        joined = ", ".join(unknown[:20])
+        shown = joined if len(joined) <= 120 else joined[:117] + "..."
+        raise ValueError(f"agent {quote(name)} has no parameter {shown} (it takes: {takes})")
 
 
 #: The kinds of value a spec can hold (what ``_value`` reads), by the names annotations use.
@@ -330,6 +338,8 @@ def make_agent(spec: str, seed: int = 0, trust: bool = False, **kwargs: Any) -> 
         factory = _FACTORIES[name]
         if params:
             _check_params(name, factory, params)
+        if kwargs:
+            _check_names(name, factory, kwargs)  # a misspelt keyword is refused, not ignored
         if _takes_trust(factory):
             params["trust"] = trust
         return factory(seed=seed, **{**kwargs, **params})
