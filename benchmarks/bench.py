@@ -85,7 +85,7 @@ from barbu_env.game.engine import BarbuState
 from barbu_env.game.rules import Rules, load_rules, preset_names
 from barbu_env.util.argtypes import OneLineParser, add_number
 from barbu_env.util.extras import require
-from barbu_env.util.files import check_writable, write_text
+from barbu_env.util.files import check_writable, error_line, write_text
 from benchmarks.machine import machine_info, pin_to_core
 from benchmarks.results import (
     AEC_ENV,
@@ -629,7 +629,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m benchmarks.bench"
         if args.json:
             check_writable(args.json, "--json")
     except (ValueError, OSError) as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {error_line(e)}", file=sys.stderr)
         return 1
     info = machine_info(pinned)
     use_cpu_time(args.cpu_time)
@@ -677,7 +677,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m benchmarks.bench"
         try:  # the table is printed: a full disk loses only the file (the old one stays whole)
             write_text(args.json, json.dumps(doc, indent=2) + "\n")
         except OSError as e:
-            print(f"{prog}: not saved: {e}", file=sys.stderr)
+            print(f"{prog}: not saved: {error_line(e)}", file=sys.stderr)
             return 1
         print(f"figures written to {args.json}")
     return 0

@@ -455,3 +455,10 @@ def test_observations_that_contradict_themselves_are_refused(positions):
         belief.probabilities(short, model="uniform")
     with pytest.raises(ValueError, match="passes must be an int from 0 to 1000"):
         belief.Sampler(obs, model="uniform", passes=10**9)
+
+
+@pytest.mark.parametrize("path", ["a" * 5000, "a\0b", "nope.pt"])
+def test_load_model_refuses_a_path_that_is_no_file_in_one_short_line(path):
+    with pytest.raises(ValueError, match="no such belief network checkpoint file") as refused:
+        belief.load_model(path)
+    assert len(str(refused.value)) < 300

@@ -170,3 +170,37 @@ def test_a_write_never_replaces_a_pipe_or_a_device(tmp_path, kind):
     with pytest.raises(OutputError, match="is not a regular file"):
         write_text(target, "x")
     assert fifo.is_fifo() and list(tmp_path.glob(".*tmp")) == []
+
+
+@pytest.mark.parametrize("name", ["a" * 5000 + ".json", "a" * 240 + ".json", "x\0y.json"])
+def test_an_output_name_no_file_can_have_is_refused_before_any_work_in_a_short_line(name, tmp_path, capsys):
+    """A name too long for the file system (or for the temporary file written beside it)
+    or with a NUL byte is refused before the games are played, not after."""
+    from barbu_env.cli.main import main
+    from barbu_env.util.files import check_writable
+
+    with pytest.raises(OSError, match="cannot write there") as refused:
+        check_writable(str(tmp_path / name), "--out")
+    assert len(str(refused.value)) < 400
+    out = str(tmp_path / name) if "\0" not in name else name
+    assert main(["eval", "--agents", "random,random,random,random", "--games", "4", "--out", out, "--no-progress"]) == 1
+    captured = capsys.readouterr()
+    assert "cannot write there" in captured.err and len(captured.err) < 600 and "Mean score" not in captured.out
+    check_writable(str(tmp_path / ("a" * 200 + ".json")), "--out")  # a long name that fits is taken
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["replay", "a" * 5000 + ".json"],
+        ["train", "--config", "a" * 5000 + ".yaml"],
+        ["exploit", "--target", "random", "--config", "a" * 5000 + ".yaml"],
+        ["train", "--init", "a" * 5000 + ".pt", "--total-decisions", "1000"],
+    ],
+)
+def test_a_command_given_a_path_too_long_to_open_says_so_in_one_bounded_line(argv, capsys):
+    from barbu_env.cli.main import main
+
+    assert main(argv) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and len(err) < 1100 and "Traceback" not in err, err[:300]

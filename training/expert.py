@@ -59,7 +59,7 @@ from pathlib import Path
 import numpy as np
 
 from barbu_env.util.extras import needs
-from barbu_env.util.files import replacing, write_text
+from barbu_env.util.files import error_line, replacing, write_text
 
 with needs("train", "barbu_training.expert"):  # one line if the extra is missing
     import torch
@@ -443,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         summary = run(args)
     except ConfigError as e:  # what the arguments ask that cannot be done: one line
-        parser.exit(2, f"{parser.prog}: error: {e}\n")
+        parser.exit(2, f"{parser.prog}: error: {error_line(e)}\n")
     print(f"{describe(summary)}; wrote {Path(args.out) / 'expert.pt'}")
     return 0
 

@@ -402,6 +402,8 @@ def load_model(path: str | Path | None = None) -> Any:
     """The belief network in ``path`` (a checkpoint of ``python -m barbu_training.belief``;
     None: the shipped one), loaded once per path and kept; it needs torch (the ``train``
     extra: without it, a one-line ``MissingExtraError``)."""
+    if path is not None and path != SHIPPED and not is_file(path):
+        raise ValueError(f"{quote(str(path), 200)}: no such belief network checkpoint file")
     path = Path(SHIPPED_MODEL if path is None or path == SHIPPED else path).resolve()
     key = str(path)
     if key not in _CACHE:

@@ -62,7 +62,7 @@ from collections.abc import Callable, Iterator, Sequence
 from .. import __version__
 from ..util.argtypes import OneLineParser, add_number, port, positive_float, valid
 from ..util.extras import MissingExtraError, require
-from ..util.files import check_writable, quote
+from ..util.files import check_writable, error_line, quote
 from .outputs import report_not_saved, write_outputs
 
 # ---------------------------------------------------------------------- eval
@@ -656,7 +656,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return COMMANDS[argv[0]][1](argv[1:])
         except MissingExtraError as e:  # an extra is not installed: the line that says which
-            print(f"barbu {argv[0]}: error: {e}", file=sys.stderr)
+            print(f"barbu {argv[0]}: error: {error_line(e)}", file=sys.stderr)
             return 1
         except KeyboardInterrupt:  # outside the training loop (which saves and reports): loading, final evaluation
             print(f"barbu {argv[0]}: interrupted", file=sys.stderr)
@@ -666,9 +666,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return COMMANDS[args.command][1](args)
     except (ValueError, OSError, MissingExtraError) as e:  # bad agents, rules, records or paths, or
         # a feature whose extra is not installed: a message, not a traceback, on one line
-        from ..evaluation.records import printable
-
-        print(f"barbu {args.command}: error: {printable(e)}", file=sys.stderr)
+        print(f"barbu {args.command}: error: {error_line(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"barbu {args.command}: interrupted", file=sys.stderr)

@@ -41,6 +41,9 @@ __all__ = [
     "InputError",
     "OutputError",
     "check_writable",
+    "cut_text",
+    "error_line",
+    "is_file",
     "quote",
     "read_bytes",
     "read_text",
@@ -116,7 +119,7 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
     (``savefig``, ``torch.save``, an image's ``save``): on a normal exit it is flushed and
     renamed over ``path``; on any exception it is removed, ``path`` is untouched, and an
     ``OSError`` becomes :class:`OutputError` naming ``path``. Yields the temporary path."""
-    shown = os.fspath(path)
+    shown = cut_text(os.fspath(path))
     target = _target(path)
     if target.is_dir():
         raise OutputError(f"cannot write {shown}: it is a folder")
@@ -153,9 +156,15 @@ def check_writable(path: str | None, option: str) -> None:
     go, as every write follows links)."""
     if path is None:
         return
-    target = os.path.realpath(path)  # where the write lands, through links (dangling ones too)
+    try:
+        target = os.path.realpath(path)  # where the write lands, through links (dangling ones too)
+    except ValueError:  # a NUL byte
+        raise OSError(f"{option} {quote(path, 200)}: cannot write there (a file name holds no NUL byte)") from None
     folder = os.path.dirname(target)
-    if os.path.isdir(target):
+    too_long = _too_long(target)
+    if too_long:
+        reason = too_long
+    elif os.path.isdir(target):
         reason = "it is a folder"
     elif not os.path.isdir(folder):
         reason = f"no folder {folder}"
@@ -167,7 +176,58 @@ def check_writable(path: str | None, option: str) -> None:
         reason = f"no permission to write in {folder}"
     else:
         return
-    raise OSError(f"{option} {path}: cannot write there ({reason})")
+    raise OSError(f"{option} {cut_text(os.fspath(path), 200)}: cannot write there ({reason})")
+
+
+#: What ``replacing`` adds to a file's name for its temporary file (``.NAME.`` + 8 random
+#: characters before the name, ``.tmp`` after the suffix), with room to spare.
+_TEMPORARY_EXTRA = 32
+
+
+def _too_long(target: str) -> str:
+    """Why no file (or its temporary twin) can be written at the absolute path ``target``
+    for its length (``""`` if it can): a name over the file system's ``NAME_MAX`` less what
+    the temporary name adds, or a path over ``PATH_MAX``."""
+    name_max, path_max = 255, 4096
+    folder = os.path.dirname(target)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        name_max = os.pathconf(folder if os.path.isdir(folder) else "/", "PC_NAME_MAX")
+        path_max = os.pathconf(folder if os.path.isdir(folder) else "/", "PC_PATH_MAX")
+    name = len(os.fsencode(os.path.basename(target)))
+    whole = len(os.fsencode(target))
+    if name + _TEMPORARY_EXTRA > name_max:
+        return f"its name is {name:,} bytes long; at most {name_max - _TEMPORARY_EXTRA:,} can be written here"
+    if whole + _TEMPORARY_EXTRA > path_max:
+        return f"the path is {whole:,} bytes long; at most {path_max - _TEMPORARY_EXTRA:,}"
+    return ""
+
+
+def cut_text(text: str, width: int = 200) -> str:
+    """``text`` if it has at most ``width`` characters, else its start and ``...``: a path
+    or a message shown in one line of bounded length.
+
+    >>> cut_text("runs/x/best.pt"), cut_text("a" * 300, 10)
+    ('runs/x/best.pt', 'aaaaaaa...')
+    """
+    return text if len(text) <= width else text[: max(width - 3, 1)] + "..."
+
+
+#: The longest error line the commands print (a long path is cut, a refusal never is).
+ERROR_LINE = 1000
+
+
+def error_line(error: BaseException | str, width: int = ERROR_LINE) -> str:
+    r"""An error's message as one line of at most ``width`` characters: line breaks and
+    runs of white space as one space, other characters that are not printable as their
+    escapes (a message that quotes input cannot drive the terminal), cut with ``...``.
+
+    >>> error_line(ValueError("bad\nthing\x1b[31m"))
+    'bad thing\\x1b[31m'
+    """
+    text = " ".join(str(error).split())
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return cut_text(text, width)
 
 
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
@@ -186,9 +246,11 @@ def write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8")
 def read_bytes(path: str | os.PathLike[str], limit: int = DEFAULT_READ_LIMIT, what: str = "file") -> bytes:
     """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes; otherwise
     :class:`InputError` (a ``FileNotFoundError`` if there is no such file)."""
-    shown = os.fspath(path)
+    shown = cut_text(os.fspath(path))
     try:
         st = os.stat(path)
+    except ValueError:  # a NUL byte
+        raise FileNotFoundError(f"{what} {quote(path, 200)}: no such file") from None
     except FileNotFoundError:
         raise FileNotFoundError(f"{what} {shown}: no such file") from None
     except OSError as e:
