@@ -12,8 +12,10 @@ test takes about a second; the app's own bounds go through the ASGI app in-proce
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import socket
 import subprocess
 import sys
@@ -181,6 +183,53 @@ def test_a_client_that_reads_no_answer_is_dropped_after_the_send_timeout(request
         answered, after = answers_read(sock, within=4)
         assert after is not None and answered < requests, (answered, after)
         assert status_of(request(port, "GET", "/api/setup")) == 200
+
+
+def test_a_client_that_reads_slowly_but_steadily_gets_every_answer():
+    """A client taking 64 kB/s of answers piled up past the server's buffer keeps its
+    connection (it takes more than 16 kB in every send_timeout), though it never empties
+    the buffer within one send_timeout."""
+    app = create_app(TABLE, limits=Limits(send_timeout=0.5))
+    with serving(app, send_buffer=4096) as port:
+        sock = unread_client(port, 24)
+        got, start = b"", time.monotonic()
+        sock.settimeout(0.05)
+        while got.count(b"HTTP/1.1 200") < 24 and time.monotonic() - start < 20:
+            time.sleep(0.125)
+            try:
+                data = sock.recv(8192)
+            except TimeoutError:
+                continue
+            if not data:
+                break
+            got += data
+        sock.close()
+        assert got.count(b"HTTP/1.1 200") == 24, (got.count(b"HTTP/1.1 200"), time.monotonic() - start)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts open files through /proc")
+def test_answers_waiting_on_clients_that_do_not_read_hold_no_file_open():
+    """The page's files are served from memory: answers to many clients that do not read
+    hold their sockets, not a file each besides (which the connection cap does not count)."""
+    from barbu_env.play.web.server import STATIC
+
+    def static_files_open() -> int:
+        count = 0
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                count += os.readlink(f"/proc/self/fd/{fd}").startswith(str(STATIC))
+        return count
+
+    app = create_app(TABLE, limits=Limits(send_timeout=30))
+    with serving(app, send_buffer=4096) as port:
+        stalled = [unread_client(port, 30) for _ in range(40)]
+        held, start = 0, time.monotonic()
+        while time.monotonic() - start < 1.5:  # the most open at once while the answers pile up
+            held = max(held, static_files_open())
+            time.sleep(0.02)
+        for sock in stalled:
+            sock.close()
+    assert held == 0, f"{held} of the page's files were open at once for answers to unread clients"
 
 
 def test_past_the_connection_cap_the_longest_waiting_connection_gives_way():

@@ -18,11 +18,11 @@ request body           a body arrives whole within ``body_timeout`` (30 s) of it
                        room, bodies that have sent nothing for ``body_stall`` (2 s) are
                        answered 408, the longest stalled first (the client's own first),
                        and without such a body the new bytes are answered 503
-answers                an answer that its client does not read, so that the server's
-                       write buffer stays full, or the connection stays open after its
-                       last answer with bytes unsent, for ``send_timeout`` (30 s) drops
-                       the connection, the unsent bytes discarded (a client must take
-                       about 48 kB of its answers in that time)
+answers                while answers wait for their client (the server's write buffer
+                       full, or the connection closing with bytes unsent), the client
+                       takes at least ``SEND_PROGRESS`` (16 kB) of them, or all, in every
+                       ``send_timeout`` (30 s), else the connection is dropped, the
+                       unsent bytes discarded
 connections            at most ``connections`` (1,000) open at once, and fewer where the
                        process may open fewer files: its soft ``ulimit -n`` less
                        ``fd_reserve`` (64) kept for the server's own files and twice the
@@ -73,6 +73,9 @@ MAX_RECORD_BYTES = 2_000_000
 MAX_REQUEST_BYTES = 16_384
 #: Fewer connections than this would not serve a table: the server refuses to start.
 MIN_CONNECTIONS = 16
+#: The least a client takes, in every ``send_timeout``, of the answers waiting for it (or
+#: all of them), or its connection is dropped.
+SEND_PROGRESS = 16_384
 #: Where the table's own warnings go (evicted and timed-out connections, full budgets).
 log = logging.getLogger("barbu_env.play.web")
 
@@ -164,6 +167,7 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_made(transport)
         self._head_timer: asyncio.TimerHandle | None = None
         self._send_timer: asyncio.TimerHandle | None = None
+        self._send_waiting = 0  # bytes waiting for the client when the send deadline started
         self._wait()
         if len(self.connections) > self.cap:
             self._make_room()
@@ -198,7 +202,10 @@ class GuardedH11Protocol(H11Protocol):
             self._stop_send_timer()
 
     def _watch_send(self) -> None:
+        """Start the send deadline (unless running): by then the client must have taken
+        ``SEND_PROGRESS`` bytes of what waits for it now (or all of it)."""
         if self._send_timer is None:
+            self._send_waiting = self.transport.get_write_buffer_size()
             self._send_timer = self.loop.call_later(self.limits.send_timeout, self._send_overdue)
 
     def _stop_send_timer(self) -> None:
@@ -208,6 +215,10 @@ class GuardedH11Protocol(H11Protocol):
 
     def _send_overdue(self) -> None:
         self._send_timer = None
+        waiting = self.transport.get_write_buffer_size()
+        if self._send_waiting - waiting >= min(SEND_PROGRESS, self._send_waiting):  # a slow reader, but reading
+            self._watch_send()
+            return
         limit = self.limits.send_timeout
         log.warning("dropped a connection whose client read too little of its answers for %g s", limit)
         self.connections.discard(self)

@@ -52,8 +52,10 @@ tables as JSON, are ``barbu_env.play.web.games``'.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import mimetypes
 import secrets
 import threading
 from collections.abc import Iterator, Sequence
@@ -68,8 +70,7 @@ from ...util.extras import needs
 with needs("web", "barbu_env.play.web.server"):  # one line if the extra is missing
     from fastapi import Depends, FastAPI, HTTPException, Request
     from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import FileResponse, JSONResponse, Response
-    from fastapi.staticfiles import StaticFiles
+    from fastapi.responses import JSONResponse, Response
     from pydantic import BaseModel, ConfigDict, Field, ValidationError
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -96,6 +97,21 @@ from ...view.table import TableView, record_steps, state_view
 from ..terminal import seat_labels
 
 STATIC = Path(__file__).resolve().parent / "static"
+
+
+def static_pages() -> dict[str, tuple[bytes, str, str]]:
+    """The page's files (``static/``, about 20 kB), read once: name -> (bytes, media type,
+    ETag). Served from memory, an answer that waits on a slow client holds no open file."""
+    pages = {}
+    for path in sorted(STATIC.iterdir()):
+        if path.is_file():
+            data = path.read_bytes()
+            kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+            kind += "; charset=utf-8" if kind.startswith("text/") else ""
+            pages[path.name] = (data, kind, '"' + hashlib.sha256(data).hexdigest()[:32] + '"')
+    return pages
+
+
 #: Replays kept at once; the least recently used is dropped past this (games: ``Limits``).
 MAX_REPLAYS = 32
 #: A replay's answer is at most this many times the size of the record uploaded (a whole
@@ -280,7 +296,17 @@ def create_app(
     search_slots = threading.BoundedSemaphore(limits.searches)
     app = FastAPI(title="Barbu", docs_url=None, redoc_url=None)
     app.state.limits, app.state.search_slots, app.state.games = limits, search_slots, games
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    pages = static_pages()
+
+    def page(name: str, request: Request) -> Response:
+        if name not in pages:
+            raise HTTPException(404, "no such file")
+        data, kind, etag = pages[name]
+        headers = {"ETag": etag, "Cache-Control": "no-cache"}
+        if request.headers.get("if-none-match") == etag:
+            return Response(status_code=304, headers=headers)
+        return Response(data, media_type=kind, headers=headers)
+
     app.add_middleware(BodyLimit, limits=limits, large_paths=frozenset({"/api/replays"}))
 
     @app.exception_handler(RequestValidationError)
@@ -312,12 +338,16 @@ def create_app(
             search_slots.release()
 
     @app.get("/", include_in_schema=False)
-    def table_page() -> FileResponse:
-        return FileResponse(STATIC / "index.html")
+    def table_page(request: Request) -> Response:
+        return page("index.html", request)
 
     @app.get("/replay", include_in_schema=False)
-    def replay_page() -> FileResponse:
-        return FileResponse(STATIC / "replay.html")
+    def replay_page(request: Request) -> Response:
+        return page("replay.html", request)
+
+    @app.get("/static/{name}", include_in_schema=False)
+    def static_file(name: str, request: Request) -> Response:
+        return page(name, request)
 
     @app.get("/api/setup")
     def setup() -> dict[str, Any]:
