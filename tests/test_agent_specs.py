@@ -95,8 +95,12 @@ def test_the_table_labels_a_checkpoint_by_its_file_name_whatever_its_folder_hold
     from barbu_env.evaluation.tournament import agent_labels
 
     tune, comma, colon = odd_paths
-    entries, _ = agent_labels([f"{colon}:device=cpu", f"{comma}:deterministic=false", tune, "random"])
-    assert entries == ["best.pt:device=cpu", "best.pt:deterministic=false", "best.pt", "random"]
+    entries, _ = agent_labels([f"{colon}:device=cpu", "random"])
+    assert entries == ["best.pt:device=cpu", "random"]
+    entries, _ = agent_labels([f"{comma}:deterministic=false", comma])
+    assert entries == ["best.pt:deterministic=false", "best.pt"]  # one file: named by its name
+    specs = [f"{colon}:device=cpu", f"{comma}:deterministic=false", tune, "random"]
+    assert agent_labels(specs)[0] == specs  # two files named best.pt: each shown with its path
 
 
 def test_a_path_with_a_space_after_its_comma_and_seats_named_apart(tmp_path, monkeypatch):
@@ -113,7 +117,7 @@ def test_a_path_with_a_space_after_its_comma_and_seats_named_apart(tmp_path, mon
     ]
     assert seat_labels(["human", "ra/best.pt", "rb/best.pt", "heuristic"]) == [
         "human",
-        "best.pt",
+        "ra/best.pt",
         "rb/best.pt",
         "heuristic",
     ]
@@ -155,10 +159,9 @@ def test_a_checkpoint_in_the_working_folder_and_one_of_the_same_name_in_a_subfol
     (tmp_path / "runs").mkdir()
     for path in ("best.pt", "runs/best.pt"):
         shutil.copy(checkpoint_path("ppo"), tmp_path / path)
-    for specs in (["runs/best.pt", "best.pt"], ["best.pt", "runs/best.pt"]):
+    for specs in (["runs/best.pt", "best.pt"], ["best.pt", "runs/best.pt:device=cpu"]):
         entries, instances = agent_labels(specs + ["random", "random"])
-        assert len(set(entries[:2])) == 2 and entries[2:] == ["random", "random"], entries
-        assert "best.pt" in entries[:2] and "runs/best.pt" in entries[:2]
+        assert entries == specs + ["random", "random"]  # each shown with its folder
 
 
 @pytest.mark.parametrize("name", ["heuristic", "random", "pimc"])

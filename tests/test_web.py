@@ -315,9 +315,9 @@ def test_two_checkpoints_with_one_file_name_are_two_opponents_wherever_the_perso
     with serving(create_app([ra, "human", rb, "heuristic"], seed=0)) as port:
         base = f"http://127.0.0.1:{port}"
         status, setup = call(base, "GET", "/api/setup")
-        assert status == 200 and setup["opponents"] == [rb, "heuristic", "best.pt"]  # left, opposite, right
-        assert {rb, "best.pt"} <= set(setup["choices"])
+        assert status == 200 and setup["opponents"] == [rb, "heuristic", ra]  # left, opposite, right
+        assert {rb, ra} <= set(setup["choices"])
         status, view = call(base, "POST", "/api/games", {"hands": 1, "seed": 3})  # the table's own opponents
-        assert status == 201 and view["labels"] == ["best.pt", "you", rb, "heuristic"]
-        status, view = call(base, "POST", "/api/games", {"hands": 1, "seed": 3, "opponents": ["best.pt", rb, "random"]})
-        assert status == 201 and view["labels"] == ["random", "you", "best.pt", rb]
+        assert status == 201 and view["labels"] == [ra, "you", rb, "heuristic"]
+        status, view = call(base, "POST", "/api/games", {"hands": 1, "seed": 3, "opponents": [ra, rb, "random"]})
+        assert status == 201 and view["labels"] == ["random", "you", ra, rb]

@@ -134,7 +134,8 @@ def agent_seed(seed: int, set_index: int, rotation: int, seat: int) -> int:
 
 def agent_labels(specs: Sequence[str]) -> tuple[list[str], list[str]]:
     """(entry label of each spec, instance label of each agent): a checkpoint path is
-    labelled by its file name; a spec given more than once is numbered; the opt-in to load
+    labelled by its file name, unless another file of that name is in the list (then each
+    is shown with its path); a spec given more than once is numbered; the opt-in to load
     a pickled file (``trust=true``) is not shown.
 
     A path among a registered agent's parameters is shown whole.
@@ -144,22 +145,24 @@ def agent_labels(specs: Sequence[str]) -> tuple[list[str], list[str]]:
     >>> agent_labels(["runs/a/best.pt:device=cpu", "pimc:worlds=4,worlds_from=b/belief.pt"])[0]
     ['best.pt:device=cpu', 'pimc:worlds=4,worlds_from=b/belief.pt']
     """
-    names: dict[str, str] = {}
     whole: dict[str, str] = {}  # each spec's label in full (its path and parameters)
-    owner: dict[str, str] = {}  # the spec each label is given to
-    for spec in specs:
-        if spec not in names:
-            shown = whole[spec] = spec_without(spec, "trust")
-            # a file's path (which may hold a colon), or the name before the parameters
-            head, rest = spec_parts(shown)
-            colon, rest = ("", "") if rest is None else (":", rest)
-            short = Path(head).name + colon + rest if ("/" in head or os.sep in head) else shown
-            label = next((n for n in (short, shown) if n not in owner), spec)
-            if label in owner:  # an earlier checkpoint took this spec's whole text as its short label
-                earlier = owner.pop(label)
-                names[earlier] = whole[earlier]  # its path has a folder: no other label is that
-                owner[whole[earlier]] = earlier
-            names[spec], owner[label] = label, spec
+    short: dict[str, str] = {}  # the same with a checkpoint's file name for its path
+    files: dict[str, set[str]] = {}  # the checkpoints of each file name, by where they are
+    for spec in dict.fromkeys(specs):
+        shown = whole[spec] = spec_without(spec, "trust")
+        head, rest = spec_parts(shown)  # a file's path (which may hold a colon), or the name
+        colon, rest = ("", "") if rest is None else (":", rest)
+        short[spec] = shown
+        if _names_file(head):
+            files.setdefault(Path(head).name, set()).add(os.path.realpath(head))
+            if "/" in head or os.sep in head:
+                short[spec] = Path(head).name + colon + rest
+    names: dict[str, str] = {}
+    for spec in short:
+        head = spec_parts(whole[spec])[0]
+        shared = _names_file(head) and len(files[Path(head).name]) > 1
+        label = whole[spec] if shared else short[spec]
+        names[spec] = label if label not in names.values() else whole[spec]
     entry = [names[s] for s in specs]
     counts = {s: specs.count(s) for s in specs}
     seen: dict[str, int] = {}
@@ -168,6 +171,11 @@ def agent_labels(specs: Sequence[str]) -> tuple[list[str], list[str]]:
         seen[spec] = seen.get(spec, 0) + 1
         instance.append(names[spec] if counts[spec] == 1 else f"{names[spec]}#{seen[spec]}")
     return entry, instance
+
+
+def _names_file(head: str) -> bool:
+    """Whether an agent spec's head (``spec_parts``) is a file's path, not a registered name."""
+    return head not in agent_names() and ("/" in head or os.sep in head or is_path(head))
 
 
 def seats_of_agents(rotation: np.ndarray) -> np.ndarray:
