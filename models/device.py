@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from barbu_env.util.extras import needs
+from barbu_env.util.files import quote
 
 with needs("train", "barbu_models.device"):  # one line if the extra is missing
     import torch
@@ -60,7 +61,8 @@ def resolve_device(name: str | torch.device = "auto") -> torch.device:
     try:
         device = torch.device(text)
     except RuntimeError:
-        raise ValueError(f"unknown device {name!r}: a device is {DEVICE_FORMS} (this machine has: {here})") from None
+        shown = quote(name)
+        raise ValueError(f"unknown device {shown}: a device is {DEVICE_FORMS} (this machine has: {here})") from None
     if device.type == "cpu":  # cpu:0
         return torch.device("cpu")
     if device.type == "cuda":

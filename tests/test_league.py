@@ -241,3 +241,10 @@ def test_a_shipped_policy_is_keyed_by_its_weights_so_a_new_one_is_played_again(t
     weights.write_bytes(b"two")
     after = league.cache_key(["ppo", "heuristic", "heuristic", "heuristic"], 4, 0, rules)
     assert before != after and before["agents"][1:] == after["agents"][1:]
+
+
+def test_a_league_names_the_agents_listed_twice():
+    from barbu_env.evaluation.league import check_league_specs
+
+    with pytest.raises(ValueError, match=r"^agents are listed more than once: \['random', 'pimc'\]$"):
+        check_league_specs(["random", "pimc", "heuristic", "random", "pimc"] + [f"x{i}" for i in range(40)])

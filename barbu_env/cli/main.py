@@ -276,7 +276,7 @@ def _add_league(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def _league_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """``warnings.showwarning`` for ``barbu league``: the message on one line of stderr."""
-    print(f"barbu league: warning: {message}", file=sys.stderr if file is None else file)
+    print(f"barbu league: warning: {error_line(str(message))}", file=sys.stderr if file is None else file)
 
 
 def _run_league(args: argparse.Namespace) -> int:

@@ -85,6 +85,7 @@ import hashlib
 import json
 import math
 import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -500,7 +501,9 @@ def check_league_specs(specs: Sequence[str]) -> list[str]:
     if len(specs) < 2:
         raise ValueError(f"a league needs at least two agents, got {quote(specs, 200)}")
     if len(set(specs)) != len(specs):
-        raise ValueError(f"agents are listed more than once: {quote(specs, 200)}")
+        counts = Counter(specs)
+        again = [s for s in counts if counts[s] > 1]
+        raise ValueError(f"agents are listed more than once: {quote(again, 200)}")
     if len(specs) > MAX_AGENTS:
         pairs = MAX_AGENTS * (MAX_AGENTS - 1) // 2
         raise ValueError(f"a league has at most {MAX_AGENTS} agents ({pairs:,} pairings), not {len(specs):,}")
