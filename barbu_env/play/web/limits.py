@@ -48,8 +48,8 @@ log                    one line per kind of failure per ``log_interval`` (10 s),
 
 Refusals are JSON ``{"detail": "..."}`` with a one-line reason; a 503 carries
 ``Retry-After``. The protocol (:func:`protocol_class`) is uvicorn's h11 protocol with the
-head timeout, the send timeout and the connection cap added; the middleware (:class:`BodyLimit`) reads the
-body with its deadline and caps.
+head timeout, the send timeout and the connection cap added; the middleware
+(:class:`BodyLimit`) reads the body with its deadline and caps.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class Limits:
     body_budget: int = 32_000_000  #: bytes of bodies held at once (past each one's first request_bytes)
     client_body_budget: int = 8_000_000  #: bytes of bodies held at once from one client address
     body_stall: float = 2.0  #: seconds without a byte after which a body gives way to others
-    send_timeout: float = 30.0  #: seconds an answer may wait on a client that reads none of it
+    send_timeout: float = 30.0  #: seconds in which a client takes SEND_PROGRESS bytes of the answers waiting
     connections: int = 1_000  #: connections open at once
     fd_reserve: int = 64  #: file descriptors kept for the server's own files
     backlog: int = 64  #: connections waiting to be accepted (and accepted in one burst)
