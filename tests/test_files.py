@@ -172,7 +172,7 @@ def test_a_write_never_replaces_a_pipe_or_a_device(tmp_path, kind):
     assert fifo.is_fifo() and list(tmp_path.glob(".*tmp")) == []
 
 
-@pytest.mark.parametrize("name", ["a" * 5000 + ".json", "a" * 240 + ".json", "x\0y.json"])
+@pytest.mark.parametrize("name", ["a" * 5000 + ".json", "a" * 240 + ".json", "r." + "j" * 148, "x\0y.json"])
 def test_an_output_name_no_file_can_have_is_refused_before_any_work_in_a_short_line(name, tmp_path, capsys):
     """A name too long for the file system (or for the temporary file written beside it)
     or with a NUL byte is refused before the games are played, not after."""

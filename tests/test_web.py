@@ -321,3 +321,29 @@ def test_two_checkpoints_with_one_file_name_are_two_opponents_wherever_the_perso
         assert status == 201 and view["labels"] == [ra, "you", rb, "heuristic"]
         status, view = call(base, "POST", "/api/games", {"hands": 1, "seed": 3, "opponents": [ra, rb, "random"]})
         assert status == 201 and view["labels"] == ["random", "you", ra, rb]
+
+
+def test_the_pages_files_answer_get_head_and_conditional_requests_and_nothing_outside(tmp_path):
+    import http.client
+
+    with serving(create_app(["human", "random", "random", "random"], seed=0)) as port:
+
+        def ask(method: str, path: str, **headers: str) -> tuple[int, bytes, dict]:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            conn.request(method, path, headers=headers)
+            answer = conn.getresponse()
+            body = answer.read()
+            conn.close()
+            return answer.status, body, dict(answer.getheaders())
+
+        status, body, headers = ask("GET", "/static/table.js")
+        assert status == 200 and b"function" in body and headers["content-type"].startswith("text/javascript")
+        etag = headers["etag"]
+        for path in ("/", "/replay", "/static/style.css"):
+            assert ask("HEAD", path)[0] == 200 and ask("HEAD", path)[1] == b""
+        for tag in (etag, f"W/{etag}", f'"other", {etag}', "*"):
+            assert ask("GET", "/static/table.js", **{"If-None-Match": tag})[0] == 304, tag
+        assert ask("GET", "/static/table.js", **{"If-None-Match": '"other"'})[0] == 200
+        for path in ("/static/../server.py", "/static/%2e%2e/limits.py", "/static/..%2flimits.py", "/static/nope.js"):
+            status, body, _ = ask("GET", path)
+            assert status == 404 and b"def " not in body, path

@@ -41,6 +41,7 @@ from typing import Any
 from barbu_env.agents.pretrained import SHIPPED
 from barbu_env.agents.registry import split_agent_specs
 from barbu_env.game.observation import NUM_CARD_ROWS, OBS_DIM, OBS_LAYOUT, PRIVILEGED_DIM
+from barbu_env.util.argtypes import OneLineParser
 from barbu_env.util.extras import needs
 from barbu_env.util.files import InputError, quote, read_text, safe_yaml
 from barbu_models.policy import SIZE_LIMITS, PolicyConfig
@@ -726,7 +727,7 @@ def _bool(text: str) -> bool:
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     """``barbu train``'s command line: ``--config FILE`` plus one ``--field`` per Args
     field (overrides the config)."""
-    parser = parser or argparse.ArgumentParser(
+    parser = parser or OneLineParser(
         prog="barbu train", description="Self-play PPO for Barbu, one shared masked policy for all four seats."
     )
     parser.add_argument("--config", help="YAML file of Args fields (configs/train/*.yaml)")

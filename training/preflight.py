@@ -29,6 +29,7 @@ from barbu_env.game.cards import NUM_CARDS
 from barbu_env.game.observation import OBS_DIM
 from barbu_env.game.rules import load_rules
 from barbu_env.util.extras import MissingExtraError, needs, require
+from barbu_env.util.files import is_file
 from barbu_models.device import resolve_device
 from barbu_models.policy import BarbuActorCritic, load_checkpoint
 from barbu_training.checkpoint_check import check_resumable, check_startable
@@ -99,7 +100,7 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
 
     def load(field: str, spec: str) -> tuple[Any, dict[str, Any]]:
         path = checkpoint_path(spec)
-        if not path.is_file():
+        if not is_file(path):
             kind = "a checkpoint file" + (f" or a shipped policy ({', '.join(SHIPPED)})" if field != "resume" else "")
             raise ConfigError(f"{field}: {show(spec)} is not {kind}")
         try:

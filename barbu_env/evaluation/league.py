@@ -98,7 +98,7 @@ from ..agents import parse_agent_spec
 from ..agents.pretrained import SHIPPED, pretrained_path
 from ..agents.registry import is_path
 from ..game.rules import Rules, load_rules
-from ..util.files import InputError, OutputError, quote, read_bytes, write_text
+from ..util.files import InputError, OutputError, cut_text, quote, read_bytes, write_text
 from ..util.json_layout import write_json
 from .tournament import SEATINGS, Estimate, evaluate
 from .tournament.report import cell, ci_text, column_width, progress_bar, pyplot, save_figure, signed
@@ -296,7 +296,9 @@ def _from_cache(path: Path, key: dict[str, Any], fmt: str, specs: Sequence[str],
     result, problem = _read_cached(path, key, fmt, specs)
     if problem:
         warnings.warn(
-            f"league cache file {path} ({what}, {fmt}) {problem}: playing it again", LeagueCacheWarning, stacklevel=3
+            f"league cache file {cut_text(str(path))} ({what}, {fmt}) {problem}: playing it again",
+            LeagueCacheWarning,
+            stacklevel=3,
         )
     return result
 
@@ -307,7 +309,8 @@ def _write_cached(path: Path, key: dict[str, Any], result: FormatResult) -> None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise OutputError(f"cannot make the league cache folder {path.parent}: {e.strerror or e}") from None
+        folder = cut_text(str(path.parent))
+        raise OutputError(f"cannot make the league cache folder {folder}: {e.strerror or e}") from None
     key, values = json.loads(json.dumps(key)), result.to_dict()
     write_text(path, json.dumps({"key": key, "result": values, "sha256": _checksum(key, values)}, indent=1) + "\n")
 

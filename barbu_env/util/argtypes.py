@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from .files import quote
+from .files import error_line, quote
 
 
 def _number(x: float) -> str:
@@ -256,7 +256,7 @@ class OneLineParser(argparse.ArgumentParser):
     (PROG --help lists the options)``, exit status 2; its subparsers are of this class too."""
 
     def error(self, message: str) -> NoReturn:
-        message = " ".join(message.split())
+        message = error_line(message, 600)  # argparse quotes what it was given: a long value is cut
         self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists the options)\n")
 
 

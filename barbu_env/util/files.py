@@ -179,9 +179,10 @@ def check_writable(path: str | None, option: str) -> None:
     raise OSError(f"{option} {cut_text(os.fspath(path), 200)}: cannot write there ({reason})")
 
 
-#: What ``replacing`` adds to a file's name for its temporary file (``.NAME.`` + 8 random
-#: characters before the name, ``.tmp`` after the suffix), with room to spare.
-_TEMPORARY_EXTRA = 32
+#: What ``replacing`` adds to a file's name for its temporary file besides a second copy
+#: of its suffix: ``.`` before the name, ``.`` and ``mkstemp``'s 8 random characters after
+#: it, ``.tmp`` at the end; with room to spare.
+_TEMPORARY_EXTRA = 16
 
 
 def _too_long(target: str) -> str:
@@ -193,12 +194,13 @@ def _too_long(target: str) -> str:
     with contextlib.suppress(OSError, ValueError, AttributeError):
         name_max = os.pathconf(folder if os.path.isdir(folder) else "/", "PC_NAME_MAX")
         path_max = os.pathconf(folder if os.path.isdir(folder) else "/", "PC_PATH_MAX")
+    extra = _TEMPORARY_EXTRA + len(os.fsencode(Path(target).suffix))  # the temporary name's growth
     name = len(os.fsencode(os.path.basename(target)))
     whole = len(os.fsencode(target))
-    if name + _TEMPORARY_EXTRA > name_max:
-        return f"its name is {name:,} bytes long; at most {name_max - _TEMPORARY_EXTRA:,} can be written here"
-    if whole + _TEMPORARY_EXTRA > path_max:
-        return f"the path is {whole:,} bytes long; at most {path_max - _TEMPORARY_EXTRA:,}"
+    if name + extra > name_max:
+        return f"its name is {name:,} bytes long; at most {name_max - extra:,} can be written here"
+    if whole + extra > path_max:
+        return f"the path is {whole:,} bytes long; at most {path_max - extra:,}"
     return ""
 
 

@@ -127,7 +127,7 @@ from typing import Any
 from barbu_env.evaluation.records import GameRecord
 from barbu_env.game.constants import NUM_PLAYERS
 from barbu_env.game.rules import Rules, load_rules
-from barbu_env.util.files import OutputError, quote
+from barbu_env.util.files import OutputError, cut_text, quote
 
 from .play import GameData, PlayedGame, _play_job, play_game, play_games
 from .report import CONTRACT_LABELS, format_table, plot_results, progress_bar
@@ -191,7 +191,8 @@ def evaluate(
         try:
             records_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise OutputError(f"cannot make the records folder {records_dir}: {e.strerror or e}") from None
+            folder = cut_text(str(records_dir))
+            raise OutputError(f"cannot make the records folder {folder}: {e.strerror or e}") from None
         record_games = n_sets * SEATINGS if record_games is None else record_games
     else:
         record_games = 0

@@ -21,7 +21,7 @@ import numpy as np
 
 from barbu_env.game.constants import CONTRACT_LABELS, CONTRACT_NAMES, NUM_CONTRACTS
 from barbu_env.util.extras import require
-from barbu_env.util.files import quote, replacing
+from barbu_env.util.files import cut_text, quote, replacing
 
 from .schedule import SEATINGS
 
@@ -210,7 +210,7 @@ def plot_format(path: str | Path) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in PLOT_SUFFIXES:
         ending = quote(suffix) if suffix else "nothing"
-        raise ValueError(f"{path}: a plot file ends in {', '.join(PLOT_SUFFIXES)}, not {ending}")
+        raise ValueError(f"{cut_text(str(path))}: a plot file ends in {', '.join(PLOT_SUFFIXES)}, not {ending}")
     return suffix[1:]
 
 

@@ -303,7 +303,8 @@ def create_app(
             raise HTTPException(404, "no such file")
         data, kind, etag = pages[name]
         headers = {"ETag": etag, "Cache-Control": "no-cache"}
-        if request.headers.get("if-none-match") == etag:
+        asked = [tag.strip().removeprefix("W/") for tag in request.headers.get("if-none-match", "").split(",")]
+        if "*" in asked or etag in asked:  # the browser's copy is this one
             return Response(status_code=304, headers=headers)
         return Response(data, media_type=kind, headers=headers)
 
@@ -337,15 +338,15 @@ def create_app(
         finally:
             search_slots.release()
 
-    @app.get("/", include_in_schema=False)
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     def table_page(request: Request) -> Response:
         return page("index.html", request)
 
-    @app.get("/replay", include_in_schema=False)
+    @app.api_route("/replay", methods=["GET", "HEAD"], include_in_schema=False)
     def replay_page(request: Request) -> Response:
         return page("replay.html", request)
 
-    @app.get("/static/{name}", include_in_schema=False)
+    @app.api_route("/static/{name}", methods=["GET", "HEAD"], include_in_schema=False)
     def static_file(name: str, request: Request) -> Response:
         return page(name, request)
 
