@@ -204,3 +204,21 @@ def test_a_command_given_a_path_too_long_to_open_says_so_in_one_bounded_line(arg
     assert main(argv) != 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and len(err) < 1100 and "Traceback" not in err, err[:300]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "--games", "x" * 5000],
+        ["x" * 5000],
+        ["eval", "--agents", "random", "x" * 5000],
+        ["train", "--gamma", "abc"],
+    ],
+)
+def test_an_option_refused_by_argparse_is_one_short_line(argv, capsys):
+    from barbu_env.cli.main import main
+
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.count("\n") == 1 and len(err) < 800, err[:300]
