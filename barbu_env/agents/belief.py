@@ -433,7 +433,7 @@ def _model(model: Any) -> Any:
         if not is_file(model):
             raise ValueError(
                 f"model must be None or 'belief' (the shipped network), 'uniform', a belief checkpoint file "
-                f"or a loaded model, not {quote(str(model))} (not a file)"
+                f"or a loaded model, not {quote(str(model), 200)} (not a file)"
             )
         return load_model(model)
     if not callable(getattr(model, "logits", None)):

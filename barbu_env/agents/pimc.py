@@ -348,7 +348,7 @@ def _belief_model(worlds_from: str):
     if not isinstance(worlds_from, str) or worlds_from not in (UNIFORM, SHIPPED) and not is_file(worlds_from):
         raise ValueError(
             f"pimc: worlds_from must be 'uniform', 'belief' or a belief network's checkpoint file, "
-            f"not {quote(worlds_from)}"
+            f"not {quote(worlds_from, 200)}"
         )
     if worlds_from == UNIFORM:
         return None

@@ -351,7 +351,7 @@ def make_agent(spec: str, seed: int = 0, trust: bool = False, **kwargs: Any) -> 
                 return agent
         broken = "; ".join(f"{k}: {v}" for k, v in _BROKEN_LOADERS.items())
         raise ValueError(
-            f"no loader handles the file {quote(name)}"
+            f"no loader handles the file {quote(name, 200)}"
             + (f" (loaders that failed to import: {broken})" if broken else "")
         )
     raise unknown_agent(name, spec)
