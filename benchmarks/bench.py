@@ -629,7 +629,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m benchmarks.bench"
         if args.json:
             check_writable(args.json, "--json")
     except (ValueError, OSError) as e:
-        print(f"{prog}: error: {error_line(e)}", file=sys.stderr)
+        print(error_line(f"{prog}: error: {e}"), file=sys.stderr)
         return 1
     info = machine_info(pinned)
     use_cpu_time(args.cpu_time)
@@ -677,7 +677,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m benchmarks.bench"
         try:  # the table is printed: a full disk loses only the file (the old one stays whole)
             write_text(args.json, json.dumps(doc, indent=2) + "\n")
         except OSError as e:
-            print(f"{prog}: not saved: {error_line(e)}", file=sys.stderr)
+            print(error_line(f"{prog}: not saved: {e}"), file=sys.stderr)
             return 1
         print(f"figures written to {args.json}")
     return 0

@@ -222,3 +222,42 @@ def test_an_option_refused_by_argparse_is_one_short_line(argv, capsys):
         main(argv)
     err = capsys.readouterr().err
     assert done.value.code == 2 and err.count("\n") == 1 and len(err) < 800, err[:300]
+
+
+def test_a_loop_of_symbolic_links_or_a_name_ending_in_a_slash_is_refused_and_the_links_stay(tmp_path):
+    from barbu_env.util.files import check_writable
+
+    (tmp_path / "one").symlink_to(tmp_path / "two")
+    (tmp_path / "two").symlink_to(tmp_path / "one")
+    (tmp_path / "self").symlink_to(tmp_path / "self")
+    for name in ("one", "self"):
+        with pytest.raises(OSError, match="go round in a loop"):
+            check_writable(str(tmp_path / name), "--out")
+        with pytest.raises(OutputError, match="go round in a loop"):
+            write_text(tmp_path / name, "x")
+        assert (tmp_path / name).is_symlink()
+    with pytest.raises(OSError, match="does not end in a folder separator"):
+        check_writable(str(tmp_path / "new.json") + "/", "--out")
+
+
+@pytest.mark.parametrize("option", ["--cache", "--records"])
+def test_a_folder_that_cannot_be_made_is_refused_before_any_game(option, tmp_path, capsys):
+    from barbu_env.cli.main import main
+
+    folder = str(tmp_path / ("x" * 300))
+    command = (
+        ["league", "--agents", "random,heuristic"]
+        if option == "--cache"
+        else ["eval", "--agents", "random,random,random,random"]
+    )
+    assert main([*command, "--games", "4", "--no-progress", option, folder]) == 1
+    captured = capsys.readouterr()
+    assert "cannot make that folder" in captured.err and captured.err.count("\n") == 1 and not captured.out
+
+
+def test_an_error_line_with_its_prefix_is_at_most_1000_characters(capsys):
+    from barbu_env.cli.main import main
+
+    assert main(["serve", "--agents", "x" * 5000]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and len(err.rstrip("\n")) <= 1000, len(err)

@@ -443,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         summary = run(args)
     except ConfigError as e:  # what the arguments ask that cannot be done: one line
-        parser.exit(2, f"{parser.prog}: error: {error_line(e)}\n")
+        parser.exit(2, error_line(f"{parser.prog}: error: {e}") + "\n")
     print(f"{describe(summary)}; wrote {Path(args.out) / 'expert.pt'}")
     return 0
 

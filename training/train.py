@@ -138,16 +138,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         summary = train(load_args(config, ns))
     except TrainingInterrupted as e:
-        print(f"barbu train: {error_line(e)}", file=sys.stderr)
+        print(error_line(f"barbu train: {e}"), file=sys.stderr)
         return 130
     except (TrainingDiverged, WorkerLost, StartFailed) as e:
-        print(f"barbu train: error: {error_line(e)}", file=sys.stderr)
+        print(error_line(f"barbu train: error: {e}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # outside the training loop: loading, the final evaluation
         print("barbu train: interrupted", file=sys.stderr)
         return 130
     except (ValueError, OSError) as e:  # a bad config, rules or checkpoint: one line, not a traceback
-        print(f"barbu train: error: {error_line(e)}", file=sys.stderr)
+        print(error_line(f"barbu train: error: {e}"), file=sys.stderr)
         return 1
     stages = summary.get("stages", [summary])
     for one in stages:

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import signal
 import sys
 import threading
@@ -62,7 +61,7 @@ from collections.abc import Callable, Iterator, Sequence
 from .. import __version__
 from ..util.argtypes import OneLineParser, add_number, port, positive_float, valid
 from ..util.extras import MissingExtraError, require
-from ..util.files import check_writable, error_line, quote
+from ..util.files import check_folder, check_writable, error_line, quote
 from .outputs import report_not_saved, write_outputs
 
 # ---------------------------------------------------------------------- eval
@@ -195,6 +194,7 @@ def _run_eval(args: argparse.Namespace) -> int:
     from barbu_env.evaluation.tournament import evaluate, format_table, plot_results
 
     agents, workers = _agents_and_outputs(args, split_agent_specs(args.agents))
+    check_folder(args.records, "--records")
     if args.record_games is not None and args.records is None:
         raise ValueError("--record-games needs --records DIR")
     result = evaluate(
@@ -276,7 +276,7 @@ def _add_league(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def _league_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """``warnings.showwarning`` for ``barbu league``: the message on one line of stderr."""
-    print(f"barbu league: warning: {error_line(str(message))}", file=sys.stderr if file is None else file)
+    print(error_line(f"barbu league: warning: {str(message)}"), file=sys.stderr if file is None else file)
 
 
 def _run_league(args: argparse.Namespace) -> int:
@@ -287,8 +287,8 @@ def _run_league(args: argparse.Namespace) -> int:
     agents, workers = _agents_and_outputs(args, split_agent_specs(args.agents))
     check_league_specs(agents)  # how many, before any agent is made
     check_agents(agents, args.rules)  # an agent no tournament could seat: refused before the first is played
-    if not args.no_cache and os.path.exists(args.cache) and not os.path.isdir(args.cache):
-        raise ValueError(f"--cache {args.cache} is a file, not a folder of cached pairings")
+    if not args.no_cache:
+        check_folder(args.cache, "--cache")  # before the league, not after it
     with warnings.catch_warnings():  # restores the warnings module's hook when the league is done
         warnings.showwarning = _league_warning  # a cache file played again: one line, not file and source line
         result = run_league(
@@ -656,7 +656,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return COMMANDS[argv[0]][1](argv[1:])
         except MissingExtraError as e:  # an extra is not installed: the line that says which
-            print(f"barbu {argv[0]}: error: {error_line(e)}", file=sys.stderr)
+            print(error_line(f"barbu {argv[0]}: error: {e}"), file=sys.stderr)
             return 1
         except KeyboardInterrupt:  # outside the training loop (which saves and reports): loading, final evaluation
             print(f"barbu {argv[0]}: interrupted", file=sys.stderr)
@@ -666,7 +666,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return COMMANDS[args.command][1](args)
     except (ValueError, OSError, MissingExtraError) as e:  # bad agents, rules, records or paths, or
         # a feature whose extra is not installed: a message, not a traceback, on one line
-        print(f"barbu {args.command}: error: {error_line(e)}", file=sys.stderr)
+        print(error_line(f"barbu {args.command}: error: {e}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"barbu {args.command}: interrupted", file=sys.stderr)

@@ -21,9 +21,9 @@ __all__ = ["report_not_saved", "write_outputs"]
 def report_not_saved(command: str, problem: object) -> None:
     """The line that says an output was not written (``OutputError`` names the file and
     says why), on stderr, after the results it would have held were printed."""
-    from ..evaluation.records import printable  # here: the engine's import would slow ``barbu --help``
+    from ..util.files import error_line
 
-    print(f"barbu {command}: not saved: {printable(problem)}", file=sys.stderr)
+    print(error_line(f"barbu {command}: not saved: {problem}"), file=sys.stderr)
 
 
 def write_outputs(command: str, writes: Sequence[tuple[Callable[[], object], str]]) -> int:

@@ -30,6 +30,7 @@ named in a few dozen characters.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import reprlib
 import stat
@@ -40,6 +41,7 @@ from pathlib import Path
 __all__ = [
     "InputError",
     "OutputError",
+    "check_folder",
     "check_writable",
     "cut_text",
     "error_line",
@@ -121,6 +123,8 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
     ``OSError`` becomes :class:`OutputError` naming ``path``. Yields the temporary path."""
     shown = cut_text(os.fspath(path))
     target = _target(path)
+    if _link_loop(path):
+        raise OutputError(f"cannot write {shown}: its symbolic links go round in a loop")
     if target.is_dir():
         raise OutputError(f"cannot write {shown}: it is a folder")
     if target.exists() and not target.is_file():  # renamed over, a device or a pipe would be replaced by a file
@@ -164,6 +168,10 @@ def check_writable(path: str | None, option: str) -> None:
     too_long = _too_long(target)
     if too_long:
         reason = too_long
+    elif os.fspath(path).endswith(("/", os.sep)):
+        reason = "a file's name does not end in a folder separator"
+    elif _link_loop(path):
+        reason = "its symbolic links go round in a loop"
     elif os.path.isdir(target):
         reason = "it is a folder"
     elif not os.path.isdir(folder):
@@ -177,6 +185,42 @@ def check_writable(path: str | None, option: str) -> None:
     else:
         return
     raise OSError(f"{option} {cut_text(os.fspath(path), 200)}: cannot write there ({reason})")
+
+
+def _link_loop(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a symbolic link that leads back to itself (a write would
+    replace the link by a file)."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        return e.errno == errno.ELOOP
+    except ValueError:
+        return False
+    return False
+
+
+def check_folder(path: str | None, option: str) -> None:
+    """Refuse, before any work, a folder (``option``'s value) that could not be made: a
+    NUL byte, a part of its path longer than the file system's ``NAME_MAX``, a path over
+    ``PATH_MAX``, or a file where the folder should be. Nothing is created."""
+    if path is None:
+        return
+    try:
+        target = os.path.realpath(path)
+    except ValueError:
+        raise OSError(f"{option} {quote(path, 200)}: cannot make that folder (a name holds no NUL byte)") from None
+    reason, name_max, path_max = "", 255, 4096
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        name_max, path_max = os.pathconf("/", "PC_NAME_MAX"), os.pathconf("/", "PC_PATH_MAX")
+    longest = max((len(os.fsencode(part)) for part in Path(target).parts), default=0)
+    if longest > name_max:
+        reason = f"a name in its path is {longest:,} bytes long, over the file system's {name_max:,}"
+    elif len(os.fsencode(target)) > path_max - 256:
+        reason = "its path is too long for the files to be made in it"
+    elif os.path.exists(target) and not os.path.isdir(target):
+        reason = "it is a file, not a folder"
+    if reason:
+        raise OSError(f"{option} {cut_text(os.fspath(path), 200)}: cannot make that folder ({reason})")
 
 
 #: What ``replacing`` adds to a file's name for its temporary file besides a second copy
