@@ -382,3 +382,25 @@ def test_agent_parameters_of_the_wrong_kind_are_refused_with_what_they_take():
             make_agent(spec)
     assert make_agent("heuristic:double_margin=1").double_margin == 1  # an int is a number
     assert make_agent("pimc:time_limit=none,worlds=4").time_limit is None
+
+
+def test_serve_refuses_a_bad_host_or_a_port_in_use_in_one_line_before_it_announces_an_address(capsys):
+    import socket
+
+    from barbu_env.cli.main import main
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    table = ["serve", "--agents", "human,random,random,random"]
+    try:
+        for extra, said in (
+            (["--port", str(taken.getsockname()[1])], "cannot listen on '127.0.0.1' port"),
+            (["--host", "a b"], "--host 'a b'"),
+            (["--host", "a" * 100], "is not a host name or address"),
+        ):
+            assert main([*table, *extra]) == 1
+            captured = capsys.readouterr()
+            assert said in captured.err and captured.err.count("\n") == 1 and "Barbu table at" not in captured.out
+    finally:
+        taken.close()

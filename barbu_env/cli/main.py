@@ -53,6 +53,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import signal
+import socket
 import sys
 import threading
 import warnings
@@ -550,9 +551,31 @@ def _run_serve(args: argparse.Namespace) -> int:
     specs = _trusted(split_agent_specs(args.agents), args.trust_pickled)
     app = create_app(specs, rules=args.rules, seed=args.seed)
     uvicorn_config(app, args.host, args.port)  # a file limit too low for the connection cap: refused before the address
-    print(f"Barbu table at http://{args.host}:{args.port}/  (replays: http://{args.host}:{args.port}/replay)")
-    serve(app, host=args.host, port=args.port)
+    sock = _listening_socket(args.host, args.port)  # a bad host or a port in use: refused before the address
+    port = sock.getsockname()[1]  # the one bound (--port 0: any free port)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"Barbu table at http://{host}:{port}/  (replays: http://{host}:{port}/replay)")
+    serve(app, host=args.host, port=port, sock=sock)
     return 0
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (the first address the host resolves to), as uvicorn
+    binds its own; ``OSError`` or ``ValueError`` in one line if it cannot be."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except UnicodeError:
+        raise ValueError(f"--host {quote(host, 80)} is not a host name or address") from None
+    except OSError as e:
+        raise OSError(f"--host {quote(host, 80)}: {e.strerror or e}") from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as e:
+        sock.close()
+        raise OSError(f"cannot listen on {quote(host, 80)} port {port}: {e.strerror or e}") from None
+    return sock
 
 
 # ---------------------------------------------------------------------- bench and train
