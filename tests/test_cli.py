@@ -155,3 +155,22 @@ def test_version_prints_the_installed_version_and_exits_0(flag, capsys):
         main([flag])
     assert exit_.value.code == 0
     assert capsys.readouterr().out == f"barbu {barbu_env.__version__}\n"
+
+
+def test_the_barbu_script_runs_bench_from_a_checkout_and_says_where_elsewhere(tmp_path):
+    """The installed ``barbu`` script (whose import path is its own folder, not the working
+    one) finds ``benchmarks/`` in the checkout it is run from, or in a folder above."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = shutil.which("barbu", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("the barbu script is not installed beside this Python")
+    root = Path(__file__).resolve().parents[1]
+    for where in (root, root / "docs"):
+        done = subprocess.run([script, "bench", "--help"], cwd=where, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and "usage: barbu bench" in done.stdout, done.stderr[-300:]
+    done = subprocess.run([script, "bench", "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "runs from a checkout of the repository" in done.stderr

@@ -58,6 +58,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 from .. import __version__
 from ..util.argtypes import OneLineParser, add_number, port, positive_float, valid
@@ -597,15 +598,28 @@ def _pass_through(name: str, module: str, help: str) -> Callable[[argparse._SubP
 
 
 def _run_bench(argv: Sequence[str]) -> int:
+    checkout = _checkout_with_benchmarks()
+    if checkout is not None and checkout not in sys.path:  # the console script's path lacks it
+        sys.path.insert(0, checkout)
     try:
         from benchmarks import bench
     except ImportError:
         raise SystemExit(
             "barbu bench runs from a checkout of the repository (benchmarks/ is not in the wheel): "
-            "cd into the clone, then python -m benchmarks.bench"
+            "cd into the clone, then barbu bench (or python -m benchmarks.bench)"
         ) from None
 
     return bench.main(list(argv), prog="barbu bench")
+
+
+def _checkout_with_benchmarks() -> str | None:
+    """The working folder or the nearest folder above it that holds ``benchmarks/bench.py``
+    beside a ``pyproject.toml`` (a checkout of the repository); None if there is none."""
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / "benchmarks" / "bench.py").is_file() and (folder / "pyproject.toml").is_file():
+            return str(folder)
+    return None
 
 
 #: What a training run imports from the ``train`` extra (TensorBoard logs, the learning
