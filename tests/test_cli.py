@@ -172,5 +172,8 @@ def test_the_barbu_script_runs_bench_from_a_checkout_and_says_where_elsewhere(tm
     for where in (root, root / "docs"):
         done = subprocess.run([script, "bench", "--help"], cwd=where, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and "usage: barbu bench" in done.stdout, done.stderr[-300:]
+    (tmp_path / "benchmarks").mkdir()  # another project's benchmarks: never run
+    (tmp_path / "benchmarks" / "bench.py").write_text("raise SystemExit(7)\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "other"\n')
     done = subprocess.run([script, "bench", "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert done.returncode != 0 and "runs from a checkout of the repository" in done.stderr
+    assert done.returncode == 1 and "runs from a checkout of the repository" in done.stderr

@@ -404,3 +404,27 @@ def test_serve_refuses_a_bad_host_or_a_port_in_use_in_one_line_before_it_announc
             assert said in captured.err and captured.err.count("\n") == 1 and "Barbu table at" not in captured.out
     finally:
         taken.close()
+
+
+def test_serve_listens_before_it_announces_its_address():
+    """A client that connects as soon as it reads the address is answered."""
+    import http.client
+    import re
+    import subprocess
+    import sys
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "barbu_env.cli.main", "serve", "--agents", "human,random,random,random", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = server.stdout.readline()
+        port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", line).group(1))
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+        conn.request("GET", "/api/setup")
+        assert conn.getresponse().status == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=20)

@@ -241,10 +241,19 @@ def test_a_loop_of_symbolic_links_or_a_name_ending_in_a_slash_is_refused_and_the
 
 
 @pytest.mark.parametrize("option", ["--cache", "--records"])
-def test_a_folder_that_cannot_be_made_is_refused_before_any_game(option, tmp_path, capsys):
+@pytest.mark.parametrize("kind", ["long", "file-on-path", "loop", "empty"])
+def test_a_folder_that_cannot_be_made_is_refused_before_any_game(option, kind, tmp_path, capsys):
     from barbu_env.cli.main import main
 
-    folder = str(tmp_path / ("x" * 300))
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "one").symlink_to(tmp_path / "two")
+    (tmp_path / "two").symlink_to(tmp_path / "one")
+    folder = {
+        "long": str(tmp_path / ("x" * 300)),
+        "file-on-path": str(tmp_path / "afile" / "sub"),
+        "loop": str(tmp_path / "one" / "x"),
+        "empty": "",
+    }[kind]
     command = (
         ["league", "--agents", "random,heuristic"]
         if option == "--cache"
@@ -252,7 +261,8 @@ def test_a_folder_that_cannot_be_made_is_refused_before_any_game(option, tmp_pat
     )
     assert main([*command, "--games", "4", "--no-progress", option, folder]) == 1
     captured = capsys.readouterr()
-    assert "cannot make that folder" in captured.err and captured.err.count("\n") == 1 and not captured.out
+    said = "an empty name is no folder" if kind == "empty" else "cannot make that folder"
+    assert said in captured.err and captured.err.count("\n") == 1 and not captured.out
 
 
 def test_an_error_line_with_its_prefix_is_at_most_1000_characters(capsys):

@@ -552,7 +552,8 @@ def _run_serve(args: argparse.Namespace) -> int:
     specs = _trusted(split_agent_specs(args.agents), args.trust_pickled)
     app = create_app(specs, rules=args.rules, seed=args.seed)
     uvicorn_config(app, args.host, args.port)  # a file limit too low for the connection cap: refused before the address
-    sock = _listening_socket(args.host, args.port)  # a bad host or a port in use: refused before the address
+    # a bad host or a port in use: refused before the address is shown
+    sock = _listening_socket(args.host, args.port, app.state.limits.backlog)
     port = sock.getsockname()[1]  # the one bound (--port 0: any free port)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Barbu table at http://{host}:{port}/  (replays: http://{host}:{port}/replay)")
@@ -560,9 +561,9 @@ def _run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _listening_socket(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host:port`` (the first address the host resolves to), as uvicorn
-    binds its own; ``OSError`` or ``ValueError`` in one line if it cannot be."""
+def _listening_socket(host: str, port: int, backlog: int) -> socket.socket:
+    """A socket listening on ``host:port`` (the first address the host resolves to), as
+    uvicorn makes its own; ``OSError`` or ``ValueError`` in one line if it cannot be."""
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     except UnicodeError:
@@ -573,6 +574,7 @@ def _listening_socket(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(address)
+        sock.listen(backlog)  # a client that connects once the address is shown is taken
     except OSError as e:
         sock.close()
         raise OSError(f"cannot listen on {quote(host, 80)} port {port}: {e.strerror or e}") from None
@@ -613,12 +615,20 @@ def _run_bench(argv: Sequence[str]) -> int:
 
 
 def _checkout_with_benchmarks() -> str | None:
-    """The working folder or the nearest folder above it that holds ``benchmarks/bench.py``
-    beside a ``pyproject.toml`` (a checkout of the repository); None if there is none."""
+    """The working folder or the nearest folder above it that is a checkout of barbu: it
+    holds ``benchmarks/bench.py`` and a ``pyproject.toml`` of the project ``barbu``; None
+    if there is none (another project's benchmarks are never run)."""
+    import tomllib
+
     here = Path.cwd()
     for folder in (here, *here.parents):
         if (folder / "benchmarks" / "bench.py").is_file() and (folder / "pyproject.toml").is_file():
-            return str(folder)
+            try:
+                name = tomllib.loads((folder / "pyproject.toml").read_text())["project"]["name"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if name == "barbu":
+                return str(folder)
     return None
 
 

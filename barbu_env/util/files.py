@@ -200,27 +200,21 @@ def _link_loop(path: str | os.PathLike[str]) -> bool:
 
 
 def check_folder(path: str | None, option: str) -> None:
-    """Refuse, before any work, a folder (``option``'s value) that could not be made: a
-    NUL byte, a part of its path longer than the file system's ``NAME_MAX``, a path over
-    ``PATH_MAX``, or a file where the folder should be. Nothing is created."""
+    """Make, before any work, the folder an option names (``option``'s value; the command
+    would make it anyway), or refuse it in one line: an empty name, a NUL byte, a name
+    over the file system's limit, a file on its path, a loop of links, a place where no
+    folder can be made."""
     if path is None:
         return
+    shown = cut_text(os.fspath(path), 200)
+    if not os.fspath(path):
+        raise OSError(f"{option}: an empty name is no folder")
     try:
-        target = os.path.realpath(path)
-    except ValueError:
+        os.makedirs(path, exist_ok=True)
+    except ValueError:  # a NUL byte
         raise OSError(f"{option} {quote(path, 200)}: cannot make that folder (a name holds no NUL byte)") from None
-    reason, name_max, path_max = "", 255, 4096
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        name_max, path_max = os.pathconf("/", "PC_NAME_MAX"), os.pathconf("/", "PC_PATH_MAX")
-    longest = max((len(os.fsencode(part)) for part in Path(target).parts), default=0)
-    if longest > name_max:
-        reason = f"a name in its path is {longest:,} bytes long, over the file system's {name_max:,}"
-    elif len(os.fsencode(target)) > path_max - 256:
-        reason = "its path is too long for the files to be made in it"
-    elif os.path.exists(target) and not os.path.isdir(target):
-        reason = "it is a file, not a folder"
-    if reason:
-        raise OSError(f"{option} {cut_text(os.fspath(path), 200)}: cannot make that folder ({reason})")
+    except OSError as e:
+        raise OSError(f"{option} {shown}: cannot make that folder ({_reason(e)})") from None
 
 
 #: What ``replacing`` adds to a file's name for its temporary file besides a second copy
