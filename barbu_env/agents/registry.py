@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..util.files import quote
+from ..util.files import cut_text, quote
 from .base import Agent
 
 #: name -> factory(seed=..., **kwargs) -> Agent
@@ -261,8 +261,7 @@ def _check_names(name: str, factory: Callable[..., Agent], params: Mapping[str, 
     unknown = sorted(set(params) - set(named) - {"seed", "rules"})
     if unknown:
         takes = ", ".join(named) if named else "no parameters"
-        joined = ", ".join(unknown[:20])
-        shown = joined if len(joined) <= 120 else joined[:117] + "..."
+        shown = cut_text(", ".join(unknown[:20]), 120)
         raise ValueError(f"agent {quote(name)} has no parameter {shown} (it takes: {takes})")
 
 

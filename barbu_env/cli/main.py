@@ -63,7 +63,7 @@ from pathlib import Path
 from .. import __version__
 from ..util.argtypes import OneLineParser, add_number, port, positive_float, valid
 from ..util.extras import MissingExtraError, require
-from ..util.files import check_folder, check_writable, error_line, quote
+from ..util.files import check_writable, error_line, make_folder, quote
 from .outputs import report_not_saved, write_outputs
 
 # ---------------------------------------------------------------------- eval
@@ -196,7 +196,7 @@ def _run_eval(args: argparse.Namespace) -> int:
     from barbu_env.evaluation.tournament import evaluate, format_table, plot_results
 
     agents, workers = _agents_and_outputs(args, split_agent_specs(args.agents))
-    check_folder(args.records, "--records")
+    make_folder(args.records, "--records")
     if args.record_games is not None and args.records is None:
         raise ValueError("--record-games needs --records DIR")
     result = evaluate(
@@ -290,7 +290,7 @@ def _run_league(args: argparse.Namespace) -> int:
     check_league_specs(agents)  # how many, before any agent is made
     check_agents(agents, args.rules)  # an agent no tournament could seat: refused before the first is played
     if not args.no_cache:
-        check_folder(args.cache, "--cache")  # before the league, not after it
+        make_folder(args.cache, "--cache")  # before the league, not after it
     with warnings.catch_warnings():  # restores the warnings module's hook when the league is done
         warnings.showwarning = _league_warning  # a cache file played again: one line, not file and source line
         result = run_league(

@@ -117,7 +117,7 @@ def _switch_value(name: str, value: Any) -> Any:
             return tuple(int(p) for p in parts if p)
         except ValueError:
             raise RulesError(
-                f"rule {quote(name)} is integers separated by {quote(TUPLE_SEPARATOR)}, not {quote(value)}"
+                f"rule {quote(name)} is integers separated by {TUPLE_SEPARATOR!r}, not {quote(value)}"
             ) from None
     return value
 

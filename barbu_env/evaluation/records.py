@@ -57,7 +57,7 @@ from ..game.constants import NUM_HANDS, NUM_PLAYERS, Phase
 from ..game.engine import BarbuState, IllegalActionError
 from ..game.render import hand_by_suit, render_state
 from ..game.rules import Rules
-from ..util.files import quote, read_text, write_text
+from ..util.files import printable, quote, read_text, write_text
 
 FORMAT = "barbu-game-record"
 VERSION = 1
@@ -76,20 +76,6 @@ def _is_int(x: Any) -> bool:
 
 def _list_of(x: Any, ok: Callable[[Any], bool]) -> bool:
     return isinstance(x, list) and all(ok(v) for v in x)
-
-
-def printable(text: Any) -> str:
-    """``str(text)`` with every character that is not printable (control characters such
-    as ESC or BEL, line breaks, format characters such as bidi overrides) written as its
-    Python escape, so that a record's strings cannot drive the terminal they are shown on.
-
-    >>> printable("P0\\x1b[31m red\\n"), printable("Zoé ♥")
-    ('P0\\\\x1b[31m red\\\\n', 'Zoé ♥')
-    """
-    text = str(text)
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _short(value: Any, width: int = 60) -> str:

@@ -41,11 +41,12 @@ from pathlib import Path
 __all__ = [
     "InputError",
     "OutputError",
-    "check_folder",
     "check_writable",
     "cut_text",
     "error_line",
     "is_file",
+    "make_folder",
+    "printable",
     "quote",
     "read_bytes",
     "read_text",
@@ -199,7 +200,7 @@ def _link_loop(path: str | os.PathLike[str]) -> bool:
     return False
 
 
-def check_folder(path: str | None, option: str) -> None:
+def make_folder(path: str | None, option: str) -> None:
     """Make, before any work, the folder an option names (``option``'s value; the command
     would make it anyway), or refuse it in one line: an empty name, a NUL byte, a name
     over the file system's limit, a file on its path, a loop of links, a place where no
@@ -229,9 +230,9 @@ def _too_long(target: str) -> str:
     the temporary name adds, or a path over ``PATH_MAX``."""
     name_max, path_max = 255, 4096
     folder = os.path.dirname(target)
+    asked = folder if os.path.isdir(folder) else "/"  # the file system the file will be on
     with contextlib.suppress(OSError, ValueError, AttributeError):
-        name_max = os.pathconf(folder if os.path.isdir(folder) else "/", "PC_NAME_MAX")
-        path_max = os.pathconf(folder if os.path.isdir(folder) else "/", "PC_PATH_MAX")
+        name_max, path_max = os.pathconf(asked, "PC_NAME_MAX"), os.pathconf(asked, "PC_PATH_MAX")
     extra = _TEMPORARY_EXTRA + len(os.fsencode(Path(target).suffix))  # the temporary name's growth
     name = len(os.fsencode(os.path.basename(target)))
     whole = len(os.fsencode(target))
@@ -264,10 +265,21 @@ def error_line(error: BaseException | str, width: int = ERROR_LINE) -> str:
     >>> error_line(ValueError("bad\nthing\x1b[31m"))
     'bad thing\\x1b[31m'
     """
-    text = " ".join(str(error).split())
-    if not text.isprintable():
-        text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-    return cut_text(text, width)
+    return cut_text(printable(" ".join(str(error).split())), width)
+
+
+def printable(text: object) -> str:
+    """``str(text)`` with every character that is not printable (control characters such
+    as ESC or BEL, line breaks, format characters such as bidi overrides) written as its
+    Python escape, so that a record's strings cannot drive the terminal they are shown on.
+
+    >>> printable("P0\\x1b[31m red\\n"), printable("Zoé ♥")
+    ('P0\\\\x1b[31m red\\\\n', 'Zoé ♥')
+    """
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:

@@ -147,20 +147,19 @@ def agent_labels(specs: Sequence[str]) -> tuple[list[str], list[str]]:
     """
     whole: dict[str, str] = {}  # each spec's label in full (its path and parameters)
     short: dict[str, str] = {}  # the same with a checkpoint's file name for its path
+    file_name: dict[str, str] = {}  # a checkpoint spec's file name
     files: dict[str, set[str]] = {}  # the checkpoints of each file name, by where they are
     for spec in dict.fromkeys(specs):
-        shown = whole[spec] = spec_without(spec, "trust")
+        shown = whole[spec] = short[spec] = spec_without(spec, "trust")
         head, rest = spec_parts(shown)  # a file's path (which may hold a colon), or the name
-        colon, rest = ("", "") if rest is None else (":", rest)
-        short[spec] = shown
         if _names_file(head):
-            files.setdefault(Path(head).name, set()).add(os.path.realpath(head))
+            file_name[spec] = Path(head).name
+            files.setdefault(file_name[spec], set()).add(os.path.realpath(head))
             if "/" in head or os.sep in head:
-                short[spec] = Path(head).name + colon + rest
+                short[spec] = file_name[spec] + ("" if rest is None else ":" + rest)
     names: dict[str, str] = {}
     for spec in short:
-        head = spec_parts(whole[spec])[0]
-        shared = _names_file(head) and len(files[Path(head).name]) > 1
+        shared = spec in file_name and len(files[file_name[spec]]) > 1
         label = whole[spec] if shared else short[spec]
         names[spec] = label if label not in names.values() else whole[spec]
     entry = [names[s] for s in specs]
