@@ -171,3 +171,13 @@ def test_a_misspelt_keyword_is_refused_naming_what_the_agent_takes(name):
     with pytest.raises(ValueError, match="has no parameter x{100}") as refused:
         make_agent(name, **{"x" * 100_000: 1})
     assert len(str(refused.value)) < 400
+
+
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_a_number_too_long_to_read_is_refused_for_its_length_not_as_infinity(sign):
+    with pytest.raises(ValueError) as refused:
+        parse_agent_spec(f"pimc:worlds={sign}{'9' * 5000}")
+    message = str(refused.value)
+    assert "parameter worlds takes a number of at most 4,300 digits, not 5,000" in message
+    assert "inf" not in message and len(message) < 400
+    assert parse_agent_spec(f"heuristic:name={'a1' * 5000}")[1]["name"] == "a1" * 5000  # text with digits is text

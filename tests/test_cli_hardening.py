@@ -11,6 +11,7 @@ against an older tree (``PYTHONPATH``), where every row fails.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import traceback
@@ -406,23 +407,43 @@ def test_serve_refuses_a_bad_host_or_a_port_in_use_in_one_line_before_it_announc
         taken.close()
 
 
-def test_serve_listens_before_it_announces_its_address():
-    """A client that connects as soon as it reads the address is answered."""
+def _has_ipv6() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize(
+    "host, shown, every",
+    [
+        (None, "127.0.0.1", None),
+        ("0.0.0.0", "127.0.0.1", "IPv4"),
+        pytest.param("::", "[::1]", "IPv6", marks=pytest.mark.skipif(not _has_ipv6(), reason="no IPv6 loopback")),
+    ],
+)
+def test_serve_listens_before_it_announces_an_address_a_browser_here_opens(host, shown, every):
+    """A client that connects as soon as it reads the address is answered; a server on
+    every address announces the loopback one (no browser opens 0.0.0.0) and says so."""
     import http.client
     import re
     import subprocess
     import sys
 
     server = subprocess.Popen(
-        [sys.executable, "-m", "barbu_env.cli.main", "serve", "--agents", "human,random,random,random", "--port", "0"],
+        [sys.executable, "-m", "barbu_env.cli.main", "serve", "--agents", "human,random,random,random", "--port", "0"]
+        + (["--host", host] if host else []),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
         line = server.stdout.readline()
-        port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", line).group(1))
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+        port = int(re.search(rf"http://{re.escape(shown)}:(\d+)/", line).group(1))
+        assert ("listening on every" in line) == (every is not None) and (every or "") in line, line
+        conn = http.client.HTTPConnection(shown.strip("[]"), port, timeout=20)
         conn.request("GET", "/api/setup")
         assert conn.getresponse().status == 200
     finally:

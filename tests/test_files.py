@@ -118,6 +118,12 @@ def test_quote_names_any_value_in_a_few_dozen_characters(value):
     assert len(quote(value)) <= 40
 
 
+@pytest.mark.parametrize("text", ["x" * 900, "it's " * 100, 'say "x" ' * 100])
+def test_a_text_quote_cuts_keeps_its_closing_quote(text):
+    shown = quote(text, 30)
+    assert len(shown) == 30 and shown[0] == shown[-1] in "'\"" and shown.endswith("..." + shown[0])
+
+
 def _alias_bomb(levels: int, width: int = 9) -> str:
     lines = ["l0: &l0 [" + ", ".join(["lol"] * width) + "]"]
     for i in range(1, levels + 1):

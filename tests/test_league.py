@@ -248,3 +248,25 @@ def test_a_league_names_the_agents_listed_twice():
 
     with pytest.raises(ValueError, match=r"^agents are listed more than once: \['random', 'pimc'\]$"):
         check_league_specs(["random", "pimc", "heuristic", "random", "pimc"] + [f"x{i}" for i in range(40)])
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("pimc", "pimc:worlds=32"),  # a default written out
+        ("pimc:worlds=8", "pimc:worlds=08"),
+        ("pimc:worlds=8,rollout=random", "pimc:rollout=random,worlds=8"),
+        ("FILE", "./sub/../FILE"),
+        ("FILE", "LINK"),
+    ],
+)
+def test_a_league_refuses_one_agent_spelt_two_ways_before_any_is_made(first, second, tmp_path, monkeypatch):
+    from barbu_env.evaluation.league import check_league_specs
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "FILE").write_bytes(b"not a checkpoint: nothing is loaded")
+    (tmp_path / "LINK").symlink_to(tmp_path / "FILE")
+    with pytest.raises(ValueError, match=r"are the same agent .*: list it once$"):
+        check_league_specs([first, "random", second])
+    assert check_league_specs(["pimc:worlds=8", "pimc:worlds=9", "pimc:certain=1", "pimc"])  # different agents

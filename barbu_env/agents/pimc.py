@@ -350,9 +350,7 @@ def _belief_model(worlds_from: str):
             f"pimc: worlds_from must be 'uniform', 'belief' or a belief network's checkpoint file, "
             f"not {quote(worlds_from, 200)}"
         )
-    if worlds_from == UNIFORM:
-        return None
-    return load_model(None if worlds_from == SHIPPED else worlds_from)
+    return None if worlds_from == UNIFORM else load_model(worlds_from)
 
 
 def _belief_suffix(worlds_from: str) -> str:

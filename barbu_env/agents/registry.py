@@ -210,8 +210,15 @@ def spec_parts(spec: str) -> tuple[str, str | None]:
     return path, (spec[len(path) + 1 :] if len(spec) > len(path) else None)
 
 
+#: The most digits a number in a spec may have (Python's own limit on reading an int).
+MAX_DIGITS = 4300
+
+
 def _value(text: str) -> Any:
     low = text.lower()
+    digits = sum(c.isdigit() for c in text)
+    if digits > MAX_DIGITS and re.fullmatch(r"\s*[+-]?[\d_]+\s*", text):
+        raise ValueError(f"a number of at most {MAX_DIGITS:,} digits, not {digits:,}")
     if low in ("true", "false"):
         return low == "true"
     if low == "none":
@@ -239,7 +246,10 @@ def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
             )
         if key.strip() in params:
             raise ValueError(f"agent {quote(spec, 120)}: parameter {key.strip()} is given twice")
-        params[key.strip()] = _value(value.strip())
+        try:
+            params[key.strip()] = _value(value.strip())
+        except ValueError as e:
+            raise ValueError(f"agent {quote(spec, 120)}: parameter {cut_text(key.strip(), 60)} takes {e}") from None
     return name, params
 
 
@@ -374,6 +384,33 @@ def agent_takes(spec: str, key: str) -> bool:
     if name in _FACTORIES:
         return key in inspect.signature(_FACTORIES[name]).parameters
     return is_path(name)
+
+
+def agent_identity(spec: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """What ``spec`` plays as, whatever its spelling: its registered name, or its file's
+    real path (``os.path.realpath``: another spelling or a link to the same file is the
+    same agent), and its parameters in key order, read as ``make_agent`` reads them,
+    without those a registered agent's factory sets to the same value by default. Two
+    specs with one identity make the same agent (``pimc``, ``pimc:worlds=32``,
+    ``pimc:worlds=032``).
+
+    >>> agent_identity("pimc:rollout=heuristic,worlds=08") == agent_identity("pimc:worlds=8")
+    True
+    """
+    name, params = parse_agent_spec(spec)
+    if name in _FACTORIES:
+        signature = inspect.signature(_FACTORIES[name]).parameters
+        defaults = {k: p.default for k, p in signature.items() if p.default is not inspect.Parameter.empty}
+        params = {k: v for k, v in params.items() if not (k in defaults and _same(defaults[k], v))}
+    elif is_path(name):
+        name = os.path.realpath(name)
+    return name, tuple(sorted((k, repr(v)) for k, v in params.items()))
+
+
+def _same(default: Any, value: Any) -> bool:
+    """Whether a spec's value is a parameter's default (``1`` is not ``True``)."""
+    kinds_match = type(default) is type(value) or (type(default) is float and type(value) is int)
+    return kinds_match and default == value
 
 
 def spec_with(spec: str, key: str, value: Any) -> str:

@@ -554,11 +554,24 @@ def _run_serve(args: argparse.Namespace) -> int:
     uvicorn_config(app, args.host, args.port)  # a file limit too low for the connection cap: refused before the address
     # a bad host or a port in use: refused before the address is shown
     sock = _listening_socket(args.host, args.port, app.state.limits.backlog)
-    port = sock.getsockname()[1]  # the one bound (--port 0: any free port)
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"Barbu table at http://{host}:{port}/  (replays: http://{host}:{port}/replay)")
+    bound, port = sock.getsockname()[:2]  # the port bound (--port 0: any free port)
+    host, every = _shown_host(args.host, bound)
+    where = f"; listening on every {every} address of this machine" if every else ""
+    print(f"Barbu table at http://{host}:{port}/  (replays: http://{host}:{port}/replay{where})")
     serve(app, host=args.host, port=port, sock=sock)
     return 0
+
+
+def _shown_host(host: str, bound: str) -> tuple[str, str | None]:
+    """The host to put in the table's address, and, for a socket bound to every address
+    (``0.0.0.0``, ``::``), which kind (``IPv4``, ``IPv6``): a browser on this machine is
+    shown the loopback address (no browser opens ``0.0.0.0``)."""
+    import ipaddress
+
+    address = ipaddress.ip_address(bound.split("%")[0])
+    if address.is_unspecified:
+        return ("127.0.0.1", "IPv4") if address.version == 4 else ("[::1]", "IPv6")
+    return (f"[{host}]" if ":" in host else host), None
 
 
 def _listening_socket(host: str, port: int, backlog: int) -> socket.socket:

@@ -96,7 +96,7 @@ import numpy as np
 from .. import __version__
 from ..agents import parse_agent_spec
 from ..agents.pretrained import SHIPPED, pretrained_path
-from ..agents.registry import is_path
+from ..agents.registry import agent_identity, is_path
 from ..game.rules import Rules, load_rules
 from ..util.files import InputError, OutputError, cut_text, quote, read_bytes, write_text
 from ..util.json_layout import write_json
@@ -510,6 +510,14 @@ def check_league_specs(specs: Sequence[str]) -> list[str]:
     if len(specs) > MAX_AGENTS:
         pairs = MAX_AGENTS * (MAX_AGENTS - 1) // 2
         raise ValueError(f"a league has at most {MAX_AGENTS} agents ({pairs:,} pairings), not {len(specs):,}")
+    seen: dict[tuple, str] = {}
+    for spec in specs:
+        first = seen.setdefault(agent_identity(spec), spec)
+        if first is not spec:
+            raise ValueError(
+                f"agents {quote(first, 120)} and {quote(spec, 120)} are the same agent (the same file or name, "
+                "and the same parameters once defaults are counted): list it once"
+            )
     return specs
 
 

@@ -74,7 +74,11 @@ class InputError(ValueError):
 def quote(value: object, width: int = 40) -> str:
     """``repr(value)`` cut to at most ``width`` characters (with ``...`` where it was cut),
     in time and memory bounded by ``width`` however large ``value`` is (a container shows
-    its first items, a long text or number its start)."""
+    its first items, a long text or number its start; a text cut keeps its closing quote).
+
+    >>> quote("runs/x.pt"), quote("a" * 100, 12)
+    ("'runs/x.pt'", "'aaaaaaa...'")
+    """
     shown = reprlib.Repr()
     shown.maxlevel = 3
     shown.maxlist = shown.maxtuple = shown.maxset = shown.maxfrozenset = shown.maxdeque = 16
@@ -84,7 +88,11 @@ def quote(value: object, width: int = 40) -> str:
         text = repr(value[: width + 2]) if isinstance(value, str) else shown.repr(value)
     except (ValueError, RecursionError):  # an int of over 4,300 digits, a deep structure
         text = f"<{type(value).__name__}>"
-    return text if len(text) <= width else text[: max(width - 3, 1)] + "..."
+    if len(text) <= width:
+        return text
+    if isinstance(value, str) and width >= 6:
+        return text[: width - 4] + "..." + text[0]
+    return text[: max(width - 3, 1)] + "..."
 
 
 def is_file(path: str | os.PathLike[str]) -> bool:
