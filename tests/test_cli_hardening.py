@@ -399,6 +399,8 @@ def test_serve_refuses_a_bad_host_or_a_port_in_use_in_one_line_before_it_announc
             (["--port", str(taken.getsockname()[1])], "cannot listen on '127.0.0.1' port"),
             (["--host", "a b"], "--host 'a b'"),
             (["--host", "a" * 100], "is not a host name or address"),
+            (["--host", "224.0.0.1"], "is a multicast or broadcast address"),
+            (["--host", "255.255.255.255"], "is a multicast or broadcast address"),
         ):
             assert main([*table, *extra]) == 1
             captured = capsys.readouterr()
@@ -421,6 +423,9 @@ def _has_ipv6() -> bool:
     [
         (None, "127.0.0.1", None),
         ("0.0.0.0", "127.0.0.1", "IPv4"),
+        pytest.param(
+            "::ffff:0.0.0.0", "127.0.0.1", "IPv4", marks=pytest.mark.skipif(not _has_ipv6(), reason="no IPv6")
+        ),
         pytest.param("::", "[::1]", "IPv6", marks=pytest.mark.skipif(not _has_ipv6(), reason="no IPv6 loopback")),
     ],
 )

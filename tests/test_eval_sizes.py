@@ -135,3 +135,16 @@ def test_normal_sizes_give_the_results_they_gave_before(workers, monkeypatch):
     assert result.entries[0].score.se == EXPECTED_SE
     if workers > 1:  # 10 jobs, never more than JOBS_IN_FLIGHT_PER_WORKER per worker handed out
         assert 0 < PeakInFlight.peak <= workers * tournament.JOBS_IN_FLIGHT_PER_WORKER
+
+
+@pytest.mark.parametrize("digits", [4300, 4301])
+@pytest.mark.parametrize("command", [EVAL, LEAGUE], ids=["eval", "league"])
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_a_number_of_games_thousands_of_digits_long_is_refused_in_a_short_line(command, digits, sign, capsys):
+    try:
+        code = main([*command, "--games", sign + "9" * digits])
+    except SystemExit as e:  # refused by the option's type, while parsing
+        code = e.code
+    assert code not in (0, None)
+    line = one_line_error(capsys.readouterr().err, command[0])
+    assert len(line) < 300 and "games" in line, line

@@ -118,6 +118,14 @@ def test_quote_names_any_value_in_a_few_dozen_characters(value):
     assert len(quote(value)) <= 40
 
 
+@pytest.mark.parametrize("width", [-1, 0, 1, 4, 5, 6, 7.5, True])
+def test_quote_is_never_longer_than_its_width_or_six_and_cuts_big_bytes_unread(width):
+    for value in ("abcdefghijklmnop", None, 12345678901234, bytearray(10**7), 10**5000):
+        shown = quote(value, width)
+        assert len(shown) <= max(6, int(width)), (value if not isinstance(value, (bytearray, int)) else "", shown)
+    assert quote("abcdefghijklmnop", width).endswith("...'")
+
+
 @pytest.mark.parametrize("text", ["x" * 900, "it's " * 100, 'say "x" ' * 100])
 def test_a_text_quote_cuts_keeps_its_closing_quote(text):
     shown = quote(text, 30)

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from barbu_env.agents.pretrained import pretrained_path
 from barbu_env.cli.main import main
 from barbu_env.evaluation.league import FORMATS, fit_ratings, format_league, run_league
 from barbu_env.evaluation.tournament import SEATINGS, Estimate, evaluate
@@ -256,8 +257,13 @@ def test_a_league_names_the_agents_listed_twice():
         ("pimc", "pimc:worlds=32"),  # a default written out
         ("pimc:worlds=8", "pimc:worlds=08"),
         ("pimc:worlds=8,rollout=random", "pimc:rollout=random,worlds=8"),
+        ("heuristic:double_margin=1", "heuristic:double_margin=1.0"),
         ("FILE", "./sub/../FILE"),
         ("FILE", "LINK"),
+        ("FILE", "HARD"),
+        ("FILE", "FILE:deterministic=true,device=cpu"),  # the loaders' default; where it computes
+        ("ppo", "SHIPPED"),  # a shipped policy's name and its checkpoint
+        ("ppo", "ppo:trust=false"),
     ],
 )
 def test_a_league_refuses_one_agent_spelt_two_ways_before_any_is_made(first, second, tmp_path, monkeypatch):
@@ -267,6 +273,22 @@ def test_a_league_refuses_one_agent_spelt_two_ways_before_any_is_made(first, sec
     (tmp_path / "sub").mkdir()
     (tmp_path / "FILE").write_bytes(b"not a checkpoint: nothing is loaded")
     (tmp_path / "LINK").symlink_to(tmp_path / "FILE")
-    with pytest.raises(ValueError, match=r"are the same agent .*: list it once$"):
+    (tmp_path / "HARD").hardlink_to(tmp_path / "FILE")
+    second = second.replace("SHIPPED", str(pretrained_path("ppo")))
+    with pytest.raises(ValueError, match=r"are one agent spelt two ways .*: list it once$"):
         check_league_specs([first, "random", second])
-    assert check_league_specs(["pimc:worlds=8", "pimc:worlds=9", "pimc:certain=1", "pimc"])  # different agents
+    different = ["pimc:worlds=8", "pimc:worlds=9", "pimc:certain=1", "pimc", "ppo", "ppo:deterministic=false"]
+    assert check_league_specs([*different, "FILE", "FILE:deterministic=false"])
+
+
+def test_a_league_refuses_a_folder_no_loader_takes_before_hashing_its_files_for_the_cache(tmp_path, monkeypatch):
+    from barbu_env.evaluation import league
+
+    folder = tmp_path / "not-a-checkpoint"
+    folder.mkdir()
+    (folder / "data.bin").write_bytes(b"x")
+    hashed = []
+    monkeypatch.setattr(league, "_content_hash", lambda path: hashed.append(path) or "0")
+    with pytest.raises(ValueError, match="no loader handles the file"):
+        run_league([str(folder), "random"], games=4, cache_dir=tmp_path / "cache", evaluate_fn=CountingEvaluate(None))
+    assert hashed == []

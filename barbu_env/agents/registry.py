@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import os
 import re
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -225,15 +227,27 @@ def _value(text: str) -> Any:
         return None
     for kind in (int, float):
         try:
-            return kind(text)
+            value = kind(text)
         except ValueError:
-            pass
+            continue
+        if kind is float and math.isinf(value) and "inf" not in low:  # 1e400, or 5,000 nines and a point
+            raise ValueError(f"a number within ±{sys.float_info.max:.2g}, not {cut_text(text.strip(), 24)}")
+        return value
     return text
+
+
+#: Keywords every factory takes that a spec may not set: the caller's (``make_agent``'s
+#: ``seed``, the table's ``rules``).
+_NOT_IN_SPECS = {
+    "seed": "make_agent's seed, which a tournament or a table draws for each agent",
+    "rules": "every agent plays under the table's rules",
+}
 
 
 def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"name:key=value,..."`` as ``(name, {key: value})``; a spec without parameters, or
-    an existing file's path, as ``(spec, {})``. A key given twice is a ValueError."""
+    an existing file's path, as ``(spec, {})``. A key given twice, ``seed`` or ``rules`` is
+    a ValueError."""
     name, rest = spec_parts(spec)
     if rest is None:
         return name, {}
@@ -246,6 +260,9 @@ def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
             )
         if key.strip() in params:
             raise ValueError(f"agent {quote(spec, 120)}: parameter {key.strip()} is given twice")
+        if key.strip() in _NOT_IN_SPECS:
+            why = _NOT_IN_SPECS[key.strip()]
+            raise ValueError(f"agent {quote(spec, 120)}: {key.strip()} is not a parameter a spec sets ({why})")
         try:
             params[key.strip()] = _value(value.strip())
         except ValueError as e:
@@ -386,31 +403,66 @@ def agent_takes(spec: str, key: str) -> bool:
     return is_path(name)
 
 
-def agent_identity(spec: str) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """What ``spec`` plays as, whatever its spelling: its registered name, or its file's
-    real path (``os.path.realpath``: another spelling or a link to the same file is the
-    same agent), and its parameters in key order, read as ``make_agent`` reads them,
-    without those a registered agent's factory sets to the same value by default. Two
-    specs with one identity make the same agent (``pimc``, ``pimc:worlds=32``,
-    ``pimc:worlds=032``).
+#: Spec parameters that change where or whether an agent loads, never how it plays.
+_NOT_PLAY = ("trust", "device")
+#: What every checkpoint loader takes by default (``deterministic=true`` written out is the same agent).
+_FILE_DEFAULTS = {"deterministic": True}
+
+
+def agent_identity(spec: str) -> tuple[tuple[Any, ...], tuple[tuple[str, str], ...]]:
+    """What ``spec`` plays as, whatever its spelling: a registered name, or a file (one
+    file however it is reached: another spelling, a symbolic or hard link; a shipped
+    policy's name is its checkpoint file), and its parameters in key order, read as
+    ``make_agent`` reads them (a whole number and the same number with a point are one
+    value), less those its factory or the checkpoint loaders set to the same value by
+    default and those that change only where it computes or whether it may load
+    (``device``, ``trust``). Two specs with one identity make the same agent (``pimc``,
+    ``pimc:worlds=32``, ``pimc:worlds=032``). Agents named in parameters (``rollout=``)
+    are compared as written.
 
     >>> agent_identity("pimc:rollout=heuristic,worlds=08") == agent_identity("pimc:worlds=8")
     True
     """
     name, params = parse_agent_spec(spec)
-    if name in _FACTORIES:
-        signature = inspect.signature(_FACTORIES[name]).parameters
+    params = {k: v for k, v in params.items() if k not in _NOT_PLAY}
+    factory = _FACTORIES.get(name)
+    if factory is not None:
+        signature = inspect.signature(factory).parameters
         defaults = {k: p.default for k, p in signature.items() if p.default is not inspect.Parameter.empty}
-        params = {k: v for k, v in params.items() if not (k in defaults and _same(defaults[k], v))}
-    elif is_path(name):
-        name = os.path.realpath(name)
-    return name, tuple(sorted((k, repr(v)) for k, v in params.items()))
+        checkpoint = getattr(factory, "checkpoint", None)  # a shipped policy: its file
+        agent: tuple[Any, ...] = ("name", name) if checkpoint is None else _file_identity(checkpoint)
+    else:
+        defaults, agent = _FILE_DEFAULTS, _file_identity(name)
+    kept = {k: v for k, v in params.items() if not (k in defaults and _same(defaults[k], v))}
+    return agent, tuple(sorted((k, _canonical(v)) for k, v in kept.items()))
 
 
 def _same(default: Any, value: Any) -> bool:
     """Whether a spec's value is a parameter's default (``1`` is not ``True``)."""
     kinds_match = type(default) is type(value) or (type(default) is float and type(value) is int)
     return kinds_match and default == value
+
+
+def _file_identity(path: str | os.PathLike[str]) -> tuple[Any, ...]:
+    """A file as one thing however it is reached: its device and inode, else its real path."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return ("path", os.path.realpath(path))
+    return ("file", st.st_dev, st.st_ino)
+
+
+def _canonical(value: Any) -> str:
+    """A spec value as one text for all its spellings: a whole number as a float (``1`` is
+    ``1.0``, where it fits one), true and false as words."""
+    if isinstance(value, bool) or value is None:
+        return str(value).lower()
+    if isinstance(value, (int, float)):
+        try:
+            return repr(float(value))
+        except OverflowError:
+            return repr(value)
+    return repr(value)
 
 
 def spec_with(spec: str, key: str, value: Any) -> str:

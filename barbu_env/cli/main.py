@@ -61,7 +61,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from .. import __version__
-from ..util.argtypes import OneLineParser, add_number, port, positive_float, valid
+from ..util.argtypes import OneLineParser, add_number, integer, port, positive_float, valid
 from ..util.extras import MissingExtraError, require
 from ..util.files import check_writable, error_line, make_folder, quote
 from .outputs import report_not_saved, write_outputs
@@ -87,7 +87,7 @@ def _add_eval(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument(  # the tournament says why a number of games is refused
         "--games",
-        type=int,
+        type=integer,
         default=100,
         metavar="N",
         help=f"games to play, rounded up to a multiple of 4: {valid('eval', '--games')} (default 100)",
@@ -243,7 +243,7 @@ def _add_league(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--games",
-        type=int,  # the league says why a number of games is refused
+        type=integer,  # the league says why a number of games is refused
         default=100,
         metavar="N",
         help=f"games per format of each pairing, rounded up to a multiple of 4: {valid('league', '--games')} "
@@ -554,35 +554,48 @@ def _run_serve(args: argparse.Namespace) -> int:
     uvicorn_config(app, args.host, args.port)  # a file limit too low for the connection cap: refused before the address
     # a bad host or a port in use: refused before the address is shown
     sock = _listening_socket(args.host, args.port, app.state.limits.backlog)
-    bound, port = sock.getsockname()[:2]  # the port bound (--port 0: any free port)
-    host, every = _shown_host(args.host, bound)
+    port = sock.getsockname()[1]  # the one bound (--port 0: any free port)
+    host, every = _shown_host(args.host, sock)
     where = f"; listening on every {every} address of this machine" if every else ""
     print(f"Barbu table at http://{host}:{port}/  (replays: http://{host}:{port}/replay{where})")
     serve(app, host=args.host, port=port, sock=sock)
     return 0
 
 
-def _shown_host(host: str, bound: str) -> tuple[str, str | None]:
-    """The host to put in the table's address, and, for a socket bound to every address
-    (``0.0.0.0``, ``::``), which kind (``IPv4``, ``IPv6``): a browser on this machine is
-    shown the loopback address (no browser opens ``0.0.0.0``)."""
+def _shown_host(host: str, sock: socket.socket) -> tuple[str, str | None]:
+    """The host to put in the table's address (an IPv6 address in brackets, its zone as
+    ``%25``), and, for a socket bound to every address (``0.0.0.0``, ``::``, ``::ffff:0.0.0.0``),
+    which (``IPv4``, ``IPv6``, ``IPv4 and IPv6``): a browser on this machine is then shown
+    the loopback address (no browser opens ``0.0.0.0``)."""
     import ipaddress
 
-    address = ipaddress.ip_address(bound.split("%")[0])
+    address = ipaddress.ip_address(sock.getsockname()[0].split("%")[0])
+    mapped = getattr(address, "ipv4_mapped", None)
+    if mapped is not None and mapped.is_unspecified:
+        return "127.0.0.1", "IPv4"
+    if address.is_unspecified and address.version == 4:
+        return "127.0.0.1", "IPv4"
     if address.is_unspecified:
-        return ("127.0.0.1", "IPv4") if address.version == 4 else ("[::1]", "IPv6")
-    return (f"[{host}]" if ":" in host else host), None
+        v6only = sock.getsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY)
+        return "[::1]", "IPv6" if v6only else "IPv4 and IPv6"
+    return (f"[{host.replace('%', '%25')}]" if ":" in host else host), None
 
 
 def _listening_socket(host: str, port: int, backlog: int) -> socket.socket:
     """A socket listening on ``host:port`` (the first address the host resolves to), as
-    uvicorn makes its own; ``OSError`` or ``ValueError`` in one line if it cannot be."""
+    uvicorn makes its own; ``OSError`` or ``ValueError`` in one line if it cannot be (a
+    multicast or broadcast address neither)."""
+    import ipaddress
+
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     except UnicodeError:
         raise ValueError(f"--host {quote(host, 80)} is not a host name or address") from None
     except OSError as e:
         raise OSError(f"--host {quote(host, 80)}: {e.strerror or e}") from None
+    ip = ipaddress.ip_address(address[0].split("%")[0])
+    if ip.is_multicast or ip == ipaddress.IPv4Address("255.255.255.255"):
+        raise ValueError(f"--host {quote(host, 80)} is a multicast or broadcast address: no browser can connect to it")
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

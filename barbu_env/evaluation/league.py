@@ -94,9 +94,9 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..agents import parse_agent_spec
+from ..agents import make_agent, parse_agent_spec
 from ..agents.pretrained import SHIPPED, pretrained_path
-from ..agents.registry import agent_identity, is_path
+from ..agents.registry import agent_identity, is_path, path_part
 from ..game.rules import Rules, load_rules
 from ..util.files import InputError, OutputError, cut_text, quote, read_bytes, write_text
 from ..util.json_layout import write_json
@@ -515,8 +515,8 @@ def check_league_specs(specs: Sequence[str]) -> list[str]:
         first = seen.setdefault(agent_identity(spec), spec)
         if first is not spec:
             raise ValueError(
-                f"agents {quote(first, 120)} and {quote(spec, 120)} are the same agent (the same file or name, "
-                "and the same parameters once defaults are counted): list it once"
+                f"agents {quote(first, 120)} and {quote(spec, 120)} are one agent spelt two ways (the same name "
+                "or file, the same parameters but for defaults, device and trust): list it once"
             )
     return specs
 
@@ -547,6 +547,10 @@ def run_league(
     rules_obj = load_rules(rules)
     labels, _ = agent_labels(specs)
     cache = Path(cache_dir) if cache_dir is not None else None
+    if cache is not None:
+        for spec in specs:  # a folder's files are hashed for the cache key: only once a loader takes it
+            if Path(path_part(spec) or spec).is_dir():
+                make_agent(spec, rules=rules_obj)
     pairs = [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
     played = cached = unsaved = 0
     cache_failure: str | None = None
@@ -558,7 +562,7 @@ def run_league(
             formats = {}
             for name, table in FORMATS.items():
                 table_specs = [(specs[a], specs[b])[x] for x in table]
-                key = cache_key(table_specs, games, seed, rules_obj)
+                key = cache_key(table_specs, games, seed, rules_obj) if cache is not None else None
                 path = _key_file(cache, key) if cache is not None else None
                 what = f"{labels[a]} vs {labels[b]}"
                 result = _from_cache(path, key, name, table_specs, what) if path is not None else None

@@ -219,6 +219,11 @@ def _int(text: str, what: str) -> int:
         raise argparse.ArgumentTypeError(f"must be {what}, not {quote(text)}") from None
 
 
+def integer(text: str) -> int:
+    """Any integer (a count whose range its command checks and explains, such as ``--games``)."""
+    return _int(text, "an integer")
+
+
 def positive_int(text: str) -> int:
     """An integer of at least 1 (games, workers, worlds, a batch size)."""
     n = _int(text, "a positive integer")

@@ -72,27 +72,38 @@ class InputError(ValueError):
 
 
 def quote(value: object, width: int = 40) -> str:
-    """``repr(value)`` cut to at most ``width`` characters (with ``...`` where it was cut),
-    in time and memory bounded by ``width`` however large ``value`` is (a container shows
-    its first items, a long text or number its start; a text cut keeps its closing quote).
+    """``repr(value)`` cut to at most ``width`` characters (6 at least; with ``...`` where
+    it was cut), in time and memory bounded by ``width`` however large ``value`` is (a
+    container shows its first items, a long text, bytes or number its start; a text cut
+    keeps its closing quote). Only an object's own ``__repr__`` can take longer.
 
-    >>> quote("runs/x.pt"), quote("a" * 100, 12)
-    ("'runs/x.pt'", "'aaaaaaa...'")
+    >>> quote("runs/x.pt"), quote("a" * 100, 12), quote(10**40, 12)
+    ("'runs/x.pt'", "'aaaaaaa...'", '100000000...')
+    >>> quote(10**5000)
+    '<int of about 5,000 digits>'
     """
+    width = max(6, int(width))
     shown = reprlib.Repr()
     shown.maxlevel = 3
     shown.maxlist = shown.maxtuple = shown.maxset = shown.maxfrozenset = shown.maxdeque = 16
     shown.maxdict = shown.maxarray = 16
     shown.maxstring = shown.maxlong = shown.maxother = width + 2
     try:
-        text = repr(value[: width + 2]) if isinstance(value, str) else shown.repr(value)
-    except (ValueError, RecursionError):  # an int of over 4,300 digits, a deep structure
+        if isinstance(value, (str, bytes, bytearray)):
+            text = repr(value[: width + 2])
+        elif isinstance(value, int) and value.bit_length() > 14_000:  # over 4,200 digits: str() is slow or refused
+            text = f"<int of about {int(value.bit_length() * 0.30103):,} digits>"
+        elif isinstance(value, int):
+            text = repr(value)
+        else:
+            text = shown.repr(value)
+    except (ValueError, RecursionError):  # a deep structure
         text = f"<{type(value).__name__}>"
     if len(text) <= width:
         return text
-    if isinstance(value, str) and width >= 6:
+    if isinstance(value, str):
         return text[: width - 4] + "..." + text[0]
-    return text[: max(width - 3, 1)] + "..."
+    return text[: width - 3] + "..."
 
 
 def is_file(path: str | os.PathLike[str]) -> bool:

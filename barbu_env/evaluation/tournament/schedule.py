@@ -58,11 +58,11 @@ def check_games(games: int) -> int:
     if isinstance(games, bool) or not isinstance(games, (int, np.integer)):
         raise ValueError(f"games must be a whole number, not {quote(games)}")
     if games < 1:
-        raise ValueError(f"games must be at least 1, not {games}")
+        raise ValueError(f"games must be at least 1, not {games if games > -(10**30) else quote(games)}")
     if games > MAX_GAMES:
         raise ValueError(
             f"games must be at most {MAX_GAMES:,} (every game's results are kept in memory, about 10 KB each), "
-            f"not {games:,}"
+            f"not {f'{games:,}' if games < 10**30 else quote(games)}"
         )
     return int(games)
 
