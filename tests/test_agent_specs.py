@@ -171,6 +171,9 @@ def test_a_misspelt_keyword_is_refused_naming_what_the_agent_takes(name):
     with pytest.raises(ValueError, match="has no parameter x{100}") as refused:
         make_agent(name, **{"x" * 100_000: 1})
     assert len(str(refused.value)) < 400
+    with pytest.raises(ValueError, match=r"has no parameter x\\ny \(") as refused:  # written out, in one line
+        make_agent(f"{name}:x\ny=1")
+    assert "\n" not in str(refused.value)
 
 
 @pytest.mark.parametrize("sign", ["", "-"])

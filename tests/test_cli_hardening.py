@@ -409,6 +409,46 @@ def test_serve_refuses_a_bad_host_or_a_port_in_use_in_one_line_before_it_announc
         taken.close()
 
 
+def _subnet_broadcast() -> str | None:
+    """A broadcast address of this machine's IPv4 subnets (from ``ip``), if it has one."""
+    import re
+    import shutil
+    import subprocess
+
+    if shutil.which("ip") is None:
+        return None
+    out = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True).stdout
+    found = re.findall(r" brd (\d+\.\d+\.\d+\.\d+)", out)
+    return found[0] if found else None
+
+
+@pytest.mark.parametrize(
+    "host, said",
+    [
+        pytest.param(
+            "::ffff:224.0.0.1", "is a multicast or broadcast address", marks=pytest.mark.skipif("not _has_ipv6()")
+        ),
+        pytest.param(
+            "::ffff:255.255.255.255",
+            "is a multicast or broadcast address",
+            marks=pytest.mark.skipif("not _has_ipv6()"),
+        ),
+        pytest.param(
+            "SUBNET", "nothing connects to it", marks=pytest.mark.skipif("_subnet_broadcast() is None")
+        ),  # binds, and no client can reach it
+    ],
+)
+def test_serve_refuses_an_address_that_binds_but_no_client_can_reach(host, said):
+    """Where ``serve`` gets its socket (its one-line refusals are above): a socket it took
+    on such an address would be served for ever, with an address announced that no
+    browser opens."""
+    from barbu_env.cli.main import _listening_socket
+
+    host = _subnet_broadcast() if host == "SUBNET" else host
+    with pytest.raises((OSError, ValueError), match=said):
+        _listening_socket(host, 0, 8).close()
+
+
 def _has_ipv6() -> bool:
     try:
         with socket.socket(socket.AF_INET6) as s:

@@ -148,3 +148,5 @@ def test_a_number_of_games_thousands_of_digits_long_is_refused_in_a_short_line(c
     assert code not in (0, None)
     line = one_line_error(capsys.readouterr().err, command[0])
     assert len(line) < 300 and "games" in line, line
+    if digits > 4300:  # an integer, too long to be read: said as much
+        assert "of at most 4,300 digits" in line, line

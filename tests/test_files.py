@@ -5,6 +5,7 @@ subprocess, so no root is needed."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -130,6 +131,45 @@ def test_quote_is_never_longer_than_its_width_or_six_and_cuts_big_bytes_unread(w
 def test_a_text_quote_cuts_keeps_its_closing_quote(text):
     shown = quote(text, 30)
     assert len(shown) == 30 and shown[0] == shown[-1] in "'\"" and shown.endswith("..." + shown[0])
+
+
+@pytest.mark.parametrize(
+    "value", ["\x00" * 99, "é\u2028" * 40, "a\\" * 60, "\n\t" * 50, "\U000e0001" * 30, b"\xff" * 90]
+)
+def test_a_quote_is_cut_between_escapes_and_keeps_its_closing_quote(value):
+    for width in range(6, 40):
+        shown = quote(value, width)
+        assert len(shown) <= width and shown[-4:-1] == "..."
+        start = ast.literal_eval(shown[:-4] + shown[-1])  # what is shown before the cut reads back
+        assert value.startswith(start), (width, shown)
+
+
+@pytest.mark.parametrize("item", ["\x00" * 10**6, b"\xff" * 10**6])
+def test_a_quote_of_a_container_cuts_its_texts_and_bytes_between_escapes(item):
+    for width in range(6, 40):
+        shown = quote([item], width)
+        assert len(shown) <= width and shown.endswith("...")
+        (start,) = ast.literal_eval(shown[:-3] + "']")  # what is shown before the cut reads back
+        assert item.startswith(start), (width, shown)
+
+
+class _ReprFails(int):
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+
+class _SliceFails(str):
+    def __getitem__(self, key):
+        raise RuntimeError("no slice")
+
+
+def test_a_quote_never_raises_and_cuts_any_value_at_its_end():
+    from unittest import mock
+
+    for value in (_ReprFails(3), _SliceFails("abc"), mock.Mock(spec=int), [_ReprFails(1)]):
+        assert quote(value, 20).startswith(("<", "[<"))  # its type, where its own methods fail
+    assert quote(1.2345678901234567, 12) == "1.2345678..."  # the start, never a middle cut out
+    assert quote([1.2345678901234567] * 3, 24) == "[1.2345678901234567, ..."
 
 
 def _alias_bomb(levels: int, width: int = 9) -> str:

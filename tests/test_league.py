@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from barbu_env.agents.belief import SHIPPED_MODEL
 from barbu_env.agents.pretrained import pretrained_path
 from barbu_env.cli.main import main
 from barbu_env.evaluation.league import FORMATS, fit_ratings, format_league, run_league
@@ -87,12 +88,12 @@ def test_a_second_run_plays_only_the_new_pairings(tmp_path):
 
 
 def test_a_changed_checkpoint_file_is_played_again(tmp_path):
-    model = tmp_path / "model.pt"
-    model.write_bytes(b"weights v1")
+    model = tmp_path / "model.pt"  # a file is loaded before its bytes are hashed: real checkpoints
+    v1, v2 = pretrained_path("ppo").read_bytes(), pretrained_path("ppo-finetuned").read_bytes()
     spec = str(model)
     play = additive_evaluate({spec: 10.0, "random": -10.0})
     runs = []
-    for content in (b"weights v1", b"weights v1", b"weights v2"):
+    for content in (v1, v1, v2):
         model.write_bytes(content)
         counting = CountingEvaluate(play)
         run_league([spec, "random"], games=4, cache_dir=tmp_path / "cache", evaluate_fn=counting)
@@ -264,6 +265,14 @@ def test_a_league_names_the_agents_listed_twice():
         ("FILE", "FILE:deterministic=true,device=cpu"),  # the loaders' default; where it computes
         ("ppo", "SHIPPED"),  # a shipped policy's name and its checkpoint
         ("ppo", "ppo:trust=false"),
+        ("pimc-ppo:rollout=ppo", "pimc-ppo:rollout=SHIPPED"),  # an agent named in a parameter
+        ("pimc-ppo", "pimc-ppo:rollout=FINETUNED"),  # the default agent, by its file
+        ("pimc:rollout=FILE", "pimc:rollout=LINK"),
+        ("pimc:worlds_from=belief", "pimc:worlds_from=BELIEF"),  # the shipped belief network, by its file
+        ("heuristic-cautious", "heuristic:double_margin=6.0,redouble_margin=6"),  # a name for other defaults
+        ("pimc-ppo", "pimc-ppo:prior=ppo-finetuned"),  # the prior is the rollout policy unless given
+        ("pimc-ppo", "pimc:rollout=ppo-finetuned,prior=ppo-finetuned"),
+        ("pimc-ppo:rollout=ppo", "pimc-ppo:prior=ppo,rollout=ppo"),
     ],
 )
 def test_a_league_refuses_one_agent_spelt_two_ways_before_any_is_made(first, second, tmp_path, monkeypatch):
@@ -274,21 +283,53 @@ def test_a_league_refuses_one_agent_spelt_two_ways_before_any_is_made(first, sec
     (tmp_path / "FILE").write_bytes(b"not a checkpoint: nothing is loaded")
     (tmp_path / "LINK").symlink_to(tmp_path / "FILE")
     (tmp_path / "HARD").hardlink_to(tmp_path / "FILE")
-    second = second.replace("SHIPPED", str(pretrained_path("ppo")))
+    shipped = {
+        "SHIPPED": pretrained_path("ppo"),
+        "FINETUNED": pretrained_path("ppo-finetuned"),
+        "BELIEF": SHIPPED_MODEL,
+    }
+    for word, path in shipped.items():
+        second = second.replace(word, str(path))
     with pytest.raises(ValueError, match=r"are one agent spelt two ways .*: list it once$"):
         check_league_specs([first, "random", second])
     different = ["pimc:worlds=8", "pimc:worlds=9", "pimc:certain=1", "pimc", "ppo", "ppo:deterministic=false"]
+    different += ["pimc:rollout=ppo", "pimc:rollout=ppo-finetuned", "pimc:worlds_from=belief", "pimc-ppo"]
+    different += ["heuristic", "heuristic-cautious", "heuristic-cautious:double_margin=0", "pimc-ppo:prior=ppo"]
     assert check_league_specs([*different, "FILE", "FILE:deterministic=false"])
 
 
-def test_a_league_refuses_a_folder_no_loader_takes_before_hashing_its_files_for_the_cache(tmp_path, monkeypatch):
+@pytest.mark.parametrize("kind", ["folder", "file"])
+def test_a_league_refuses_a_file_no_loader_takes_before_hashing_it_for_the_cache(kind, tmp_path, monkeypatch):
     from barbu_env.evaluation import league
 
-    folder = tmp_path / "not-a-checkpoint"
-    folder.mkdir()
-    (folder / "data.bin").write_bytes(b"x")
+    target = tmp_path / ("not-a-checkpoint" if kind == "folder" else "disk.iso")
+    if kind == "folder":
+        target.mkdir()
+        (target / "data.bin").write_bytes(b"x")
+    else:
+        target.write_bytes(b"x" * 1000)
     hashed = []
-    monkeypatch.setattr(league, "_content_hash", lambda path: hashed.append(path) or "0")
+    monkeypatch.setattr(league, "_read_hash", lambda path: hashed.append(path) or "0")
     with pytest.raises(ValueError, match="no loader handles the file"):
-        run_league([str(folder), "random"], games=4, cache_dir=tmp_path / "cache", evaluate_fn=CountingEvaluate(None))
+        run_league([str(target), "random"], games=4, cache_dir=tmp_path / "cache", evaluate_fn=CountingEvaluate(None))
     assert hashed == []
+
+
+def test_a_league_hashes_each_file_once_and_no_folder_named_like_a_registered_agent(tmp_path, monkeypatch):
+    from barbu_env.evaluation import league
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "heuristic").mkdir()  # make_agent("heuristic") is the registered agent, not this folder
+    (tmp_path / "heuristic" / "big.bin").write_bytes(b"x")
+    checkpoint = tmp_path / "model.pt"
+    checkpoint.write_bytes(pretrained_path("ppo").read_bytes())
+    hashed = []
+    monkeypatch.setattr(league, "_read_hash", lambda path: hashed.append(path.name) or "0")
+    play = additive_evaluate({"heuristic": 1.0, str(checkpoint): 0.0, "random": -1.0})
+    run_league(
+        ["heuristic", str(checkpoint), "random"],
+        games=4,
+        cache_dir=tmp_path / "cache",
+        evaluate_fn=CountingEvaluate(play),
+    )
+    assert sorted(hashed) == ["model.pt"]

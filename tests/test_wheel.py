@@ -194,7 +194,7 @@ def test_the_core_install_plays_heuristic_and_pimc_and_names_the_train_extra_for
         cwd=elsewhere,
         env=env,
     )  # fmt: skip
-    assert "Duplicate tournament: 4 games = 1 deal sets x 4 seatings" in done.stdout
+    assert "Duplicate tournament: 4 games = 1 deal set x 4 seatings" in done.stdout
     doc = json.loads((elsewhere / "result.json").read_text())
     assert [e["label"] for e in doc["entries"]] == ["heuristic", "pimc:worlds=4"]
     # duplicate: one deal set in the four seatings, so each instance plays the deals from every seat

@@ -360,7 +360,13 @@ def make_heuristic(
     return HeuristicAgent(seed=seed, rules=rules, double_margin=double_margin, redouble_margin=redouble_margin)
 
 
-@register("heuristic-cautious")
+@register(
+    "heuristic-cautious",
+    plays_as=lambda params: (
+        "heuristic",
+        {"double_margin": CAUTIOUS_DOUBLE_MARGIN, "redouble_margin": CAUTIOUS_REDOUBLE_MARGIN} | params,
+    ),
+)
 def make_cautious_heuristic(
     seed: int = 0,
     rules: Rules | str | dict | None = None,

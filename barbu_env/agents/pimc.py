@@ -300,7 +300,9 @@ class PimcAgent(Agent):
 GUIDE = "ppo-finetuned"
 
 
-@register("pimc-ppo")
+@register(
+    "pimc-ppo", plays_as=lambda params: ("pimc", {"rollout": GUIDE, "prior": params.get("rollout", GUIDE)} | params)
+)
 def guided_pimc(
     seed: int = 0,
     rules: Rules | str | dict | None = None,

@@ -39,22 +39,33 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..util.files import cut_text, quote
+from ..util.argtypes import MAX_DIGITS, too_many_digits
+from ..util.files import cut_text, printable, quote
 from .base import Agent
 
 #: name -> factory(seed=..., **kwargs) -> Agent
 _FACTORIES: dict[str, Callable[..., Agent]] = {}
+#: name -> the agent it plays as: another registered name with other defaults (its spec's
+#: parameters -> that name and its parameters), for ``agent_identity``
+_PLAYS_AS: dict[str, Callable[[dict[str, Any]], tuple[str, dict[str, Any]]]] = {}
 #: loaders tried, in order, for a spec that is a path: loader(path, seed=..., **kwargs) -> Agent | None
 _LOADERS: list[Callable[..., Agent | None]] = []
 
 
-def register(name: str) -> Callable[[Callable[..., Agent]], Callable[..., Agent]]:
-    """Decorator registering an agent factory under ``name``."""
+def register(
+    name: str, plays_as: Callable[[dict[str, Any]], tuple[str, dict[str, Any]]] | None = None
+) -> Callable[[Callable[..., Agent]], Callable[..., Agent]]:
+    """Decorator registering an agent factory under ``name``. ``plays_as``, for a name that
+    is another registered agent with other defaults: from a spec's parameters, the name and
+    parameters that make the same player (``heuristic-cautious`` is ``heuristic`` with
+    higher margins), so that one agent spelt either way is known as one (``agent_identity``)."""
 
     def deco(factory: Callable[..., Agent]) -> Callable[..., Agent]:
         if name in _FACTORIES:
             raise ValueError(f"an agent named {name!r} is already registered")
         _FACTORIES[name] = factory
+        if plays_as is not None:
+            _PLAYS_AS[name] = plays_as
         return factory
 
     return deco
@@ -212,14 +223,10 @@ def spec_parts(spec: str) -> tuple[str, str | None]:
     return path, (spec[len(path) + 1 :] if len(spec) > len(path) else None)
 
 
-#: The most digits a number in a spec may have (Python's own limit on reading an int).
-MAX_DIGITS = 4300
-
-
 def _value(text: str) -> Any:
     low = text.lower()
-    digits = sum(c.isdigit() for c in text)
-    if digits > MAX_DIGITS and re.fullmatch(r"\s*[+-]?[\d_]+\s*", text):
+    digits = too_many_digits(text)
+    if digits is not None:
         raise ValueError(f"a number of at most {MAX_DIGITS:,} digits, not {digits:,}")
     if low in ("true", "false"):
         return low == "true"
@@ -288,7 +295,7 @@ def _check_names(name: str, factory: Callable[..., Agent], params: Mapping[str, 
     unknown = sorted(set(params) - set(named) - {"seed", "rules"})
     if unknown:
         takes = ", ".join(named) if named else "no parameters"
-        shown = cut_text(", ".join(unknown[:20]), 120)
+        shown = cut_text(printable(", ".join(unknown[:20])), 120)
         raise ValueError(f"agent {quote(name)} has no parameter {shown} (it takes: {takes})")
 
 
@@ -407,6 +414,10 @@ def agent_takes(spec: str, key: str) -> bool:
 _NOT_PLAY = ("trust", "device")
 #: What every checkpoint loader takes by default (``deterministic=true`` written out is the same agent).
 _FILE_DEFAULTS = {"deterministic": True}
+#: Spec parameters whose value is itself an agent (``pimc:rollout=ppo``), or a belief network
+#: (``worlds_from=belief``, or its checkpoint's path): compared as what they name.
+_AGENT_PARAMS = ("rollout", "prior")
+_BELIEF_PARAMS = ("worlds_from",)
 
 
 def agent_identity(spec: str) -> tuple[tuple[Any, ...], tuple[tuple[str, str], ...]]:
@@ -417,14 +428,18 @@ def agent_identity(spec: str) -> tuple[tuple[Any, ...], tuple[tuple[str, str], .
     value), less those its factory or the checkpoint loaders set to the same value by
     default and those that change only where it computes or whether it may load
     (``device``, ``trust``). Two specs with one identity make the same agent (``pimc``,
-    ``pimc:worlds=32``, ``pimc:worlds=032``). Agents named in parameters (``rollout=``)
-    are compared as written.
+    ``pimc:worlds=32``, ``pimc:worlds=032``; ``heuristic-cautious`` and ``heuristic`` with
+    its margins, see ``register``). An agent or a belief network named in a
+    parameter (``rollout=ppo``, ``worlds_from=belief``) is compared as what it names: a
+    shipped name is its file.
 
     >>> agent_identity("pimc:rollout=heuristic,worlds=08") == agent_identity("pimc:worlds=8")
     True
     """
     name, params = parse_agent_spec(spec)
-    params = {k: v for k, v in params.items() if k not in _NOT_PLAY}
+    if name in _PLAYS_AS:
+        name, params = _PLAYS_AS[name](params)
+    params = {k: _named(k, v) for k, v in params.items() if k not in _NOT_PLAY}
     factory = _FACTORIES.get(name)
     if factory is not None:
         signature = inspect.signature(factory).parameters
@@ -433,8 +448,22 @@ def agent_identity(spec: str) -> tuple[tuple[Any, ...], tuple[tuple[str, str], .
         agent: tuple[Any, ...] = ("name", name) if checkpoint is None else _file_identity(checkpoint)
     else:
         defaults, agent = _FILE_DEFAULTS, _file_identity(name)
-    kept = {k: v for k, v in params.items() if not (k in defaults and _same(defaults[k], v))}
+    kept = {k: v for k, v in params.items() if not (k in defaults and _same(_named(k, defaults[k]), v))}
     return agent, tuple(sorted((k, _canonical(v)) for k, v in kept.items()))
+
+
+def _named(key: str, value: Any) -> Any:
+    """A parameter's value as what it names, where it names an agent or a belief network
+    (a file as one thing however it is reached); any other value as it is."""
+    if not isinstance(value, str):
+        return value
+    if key in _AGENT_PARAMS:
+        return agent_identity(value)
+    if key in _BELIEF_PARAMS:
+        from .belief import SHIPPED, SHIPPED_MODEL, UNIFORM
+
+        return value if value == UNIFORM else _file_identity(SHIPPED_MODEL if value == SHIPPED else value)
+    return value
 
 
 def _same(default: Any, value: Any) -> bool:

@@ -583,8 +583,9 @@ def _shown_host(host: str, sock: socket.socket) -> tuple[str, str | None]:
 
 def _listening_socket(host: str, port: int, backlog: int) -> socket.socket:
     """A socket listening on ``host:port`` (the first address the host resolves to), as
-    uvicorn makes its own; ``OSError`` or ``ValueError`` in one line if it cannot be (a
-    multicast or broadcast address neither)."""
+    uvicorn makes its own, that a client on this machine has connected to; ``OSError`` or
+    ``ValueError`` in one line if it cannot be (a multicast or broadcast address neither,
+    written as IPv4 or as IPv6-mapped IPv4)."""
     import ipaddress
 
     try:
@@ -594,6 +595,7 @@ def _listening_socket(host: str, port: int, backlog: int) -> socket.socket:
     except OSError as e:
         raise OSError(f"--host {quote(host, 80)}: {e.strerror or e}") from None
     ip = ipaddress.ip_address(address[0].split("%")[0])
+    ip = getattr(ip, "ipv4_mapped", None) or ip  # ::ffff:224.0.0.1 is 224.0.0.1
     if ip.is_multicast or ip == ipaddress.IPv4Address("255.255.255.255"):
         raise ValueError(f"--host {quote(host, 80)} is a multicast or broadcast address: no browser can connect to it")
     sock = socket.socket(family, kind, proto)
@@ -604,7 +606,25 @@ def _listening_socket(host: str, port: int, backlog: int) -> socket.socket:
     except OSError as e:
         sock.close()
         raise OSError(f"cannot listen on {quote(host, 80)} port {port}: {e.strerror or e}") from None
+    try:
+        _connect_once(sock)
+    except OSError as e:  # an address one can bind and not reach: a subnet's broadcast address
+        sock.close()
+        raise OSError(f"--host {quote(host, 80)}: nothing connects to it ({e.strerror or e})") from None
     return sock
+
+
+def _connect_once(sock: socket.socket, timeout: float = 2.0) -> None:
+    """Connect to a listening socket's address from this machine (its loopback address
+    where it listens on every address), then hang up; ``OSError`` if that fails."""
+    import ipaddress
+
+    address = sock.getsockname()
+    if ipaddress.ip_address(address[0].split("%")[0]).is_unspecified:
+        address = ("127.0.0.1" if sock.family == socket.AF_INET else "::1", *address[1:])
+    with socket.socket(sock.family, socket.SOCK_STREAM) as probe:
+        probe.settimeout(timeout)
+        probe.connect(address)
 
 
 # ---------------------------------------------------------------------- bench and train

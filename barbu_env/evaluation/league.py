@@ -96,7 +96,7 @@ import numpy as np
 from .. import __version__
 from ..agents import make_agent, parse_agent_spec
 from ..agents.pretrained import SHIPPED, pretrained_path
-from ..agents.registry import agent_identity, is_path, path_part
+from ..agents.registry import agent_identity, agent_names, is_path
 from ..game.rules import Rules, load_rules
 from ..util.files import InputError, OutputError, cut_text, quote, read_bytes, write_text
 from ..util.json_layout import write_json
@@ -192,9 +192,18 @@ def _format_result(fmt: str, spec_a: str, result: Any) -> FormatResult:
 # ---------------------------------------------------------------------- cache keys
 
 
-def _content_hash(path: Path) -> str:
+def _content_hash(path: Path, hashes: dict[Path, str] | None = None) -> str:
     """SHA-256 of a file's bytes, or of a folder's files (relative names and bytes, in
-    name order)."""
+    name order); read once per path where ``hashes`` (one league's) keeps them."""
+    if hashes is None:
+        return _read_hash(path)
+    key = path.resolve()
+    if key not in hashes:
+        hashes[key] = _read_hash(path)
+    return hashes[key]
+
+
+def _read_hash(path: Path) -> str:
     digest = hashlib.sha256()
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
     for f in files:
@@ -206,25 +215,28 @@ def _content_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _spec_identity(spec: str) -> dict[str, Any]:
+def _spec_identity(spec: str, hashes: dict[Path, str] | None = None) -> dict[str, Any]:
     """What makes an agent spec play as it does, for cache keys: the registered name and
     its parameters (in name order), or a checkpoint's path and content hash. ``trust``
     (the opt-in to load a pickled file) is left out: it lets a file load, not play otherwise."""
     name, params = parse_agent_spec(spec)
     identity: dict[str, Any] = {"name": name, "params": {k: params[k] for k in sorted(params) if k != "trust"}}
-    if is_path(name):
-        identity["sha256"] = _content_hash(Path(name))
-    elif name in SHIPPED:  # a shipped policy: its weights change with the package
-        identity["sha256"] = _content_hash(pretrained_path(name))
+    if name in SHIPPED:  # a shipped policy: its weights change with the package
+        identity["sha256"] = _content_hash(pretrained_path(name), hashes)
+    elif name not in agent_names() and is_path(name):  # a registered name is that agent, as make_agent reads it
+        identity["sha256"] = _content_hash(Path(name), hashes)
     return identity
 
 
-def cache_key(specs: Sequence[str], games: int, seed: int, rules: Rules) -> dict[str, Any]:
-    """The facts that determine a tournament's games (see the module docstring)."""
+def cache_key(
+    specs: Sequence[str], games: int, seed: int, rules: Rules, hashes: dict[Path, str] | None = None
+) -> dict[str, Any]:
+    """The facts that determine a tournament's games (see the module docstring); ``hashes``
+    keeps the files' hashes between the keys of one league."""
     return {
         "version": CACHE_VERSION,
         "barbu": __version__,
-        "agents": [_spec_identity(s) for s in specs],
+        "agents": [_spec_identity(s, hashes) for s in specs],
         "deal_sets": deal_sets(games),
         "seed": seed,
         "rules": rules.to_dict(),
@@ -547,9 +559,11 @@ def run_league(
     rules_obj = load_rules(rules)
     labels, _ = agent_labels(specs)
     cache = Path(cache_dir) if cache_dir is not None else None
+    hashes: dict[Path, str] = {}  # each file read once in this league
     if cache is not None:
-        for spec in specs:  # a folder's files are hashed for the cache key: only once a loader takes it
-            if Path(path_part(spec) or spec).is_dir():
+        for spec in specs:  # a file's bytes are hashed for the cache key: only once a loader takes it
+            name, _ = parse_agent_spec(spec)
+            if name not in agent_names() and is_path(name):
                 make_agent(spec, rules=rules_obj)
     pairs = [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
     played = cached = unsaved = 0
@@ -562,7 +576,7 @@ def run_league(
             formats = {}
             for name, table in FORMATS.items():
                 table_specs = [(specs[a], specs[b])[x] for x in table]
-                key = cache_key(table_specs, games, seed, rules_obj) if cache is not None else None
+                key = cache_key(table_specs, games, seed, rules_obj, hashes) if cache is not None else None
                 path = _key_file(cache, key) if cache is not None else None
                 what = f"{labels[a]} vs {labels[b]}"
                 result = _from_cache(path, key, name, table_specs, what) if path is not None else None

@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import math
 import numbers
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -212,10 +213,26 @@ def agent_params_table() -> str:
 # ---------------------------------------------------------------------- other options
 
 
+#: The most digits an integer option or spec value may have (Python's own limit on reading an int).
+MAX_DIGITS = 4300
+
+
+def too_many_digits(text: str) -> int | None:
+    """How many digits ``text`` has if it is an integer too long to read (over
+    ``MAX_DIGITS``), else None."""
+    digits = sum(c.isdigit() for c in text)
+    return digits if digits > MAX_DIGITS and re.fullmatch(r"\s*[+-]?[\d_]+\s*", text) else None
+
+
 def _int(text: str, what: str) -> int:
     try:
         return int(text)
     except ValueError:
+        digits = too_many_digits(text)
+        if digits is not None:
+            raise argparse.ArgumentTypeError(
+                f"must be {what} of at most {MAX_DIGITS:,} digits, not {digits:,}"
+            ) from None
         raise argparse.ArgumentTypeError(f"must be {what}, not {quote(text)}") from None
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import reprlib
 import stat
 import tempfile
@@ -74,8 +75,9 @@ class InputError(ValueError):
 def quote(value: object, width: int = 40) -> str:
     """``repr(value)`` cut to at most ``width`` characters (6 at least; with ``...`` where
     it was cut), in time and memory bounded by ``width`` however large ``value`` is (a
-    container shows its first items, a long text, bytes or number its start; a text cut
-    keeps its closing quote). Only an object's own ``__repr__`` can take longer.
+    container shows its first items, a long text, bytes or number its start; a cut text or
+    bytes keeps its closing quote, and no escape is cut in two). Only an object's own
+    ``__repr__`` can take longer.
 
     >>> quote("runs/x.pt"), quote("a" * 100, 12), quote(10**40, 12)
     ("'runs/x.pt'", "'aaaaaaa...'", '100000000...')
@@ -83,7 +85,7 @@ def quote(value: object, width: int = 40) -> str:
     '<int of about 5,000 digits>'
     """
     width = max(6, int(width))
-    shown = reprlib.Repr()
+    shown = _Shown()
     shown.maxlevel = 3
     shown.maxlist = shown.maxtuple = shown.maxset = shown.maxfrozenset = shown.maxdeque = 16
     shown.maxdict = shown.maxarray = 16
@@ -97,13 +99,48 @@ def quote(value: object, width: int = 40) -> str:
             text = repr(value)
         else:
             text = shown.repr(value)
-    except (ValueError, RecursionError):  # a deep structure
+    except Exception:  # a deep structure, or a value whose own methods fail: its type
         text = f"<{type(value).__name__}>"
     if len(text) <= width:
         return text
-    if isinstance(value, str):
-        return text[: width - 4] + "..." + text[0]
-    return text[: width - 3] + "..."
+    if isinstance(value, (str, bytes)):
+        return _cut(text, width - 4) + "..." + text[-1]
+    return _cut(text, width - 3) + "..."
+
+
+class _Shown(reprlib.Repr):
+    """``reprlib``'s bounded repr, with texts and bytes inside containers sliced before
+    their repr is made (reprlib cuts a text's repr in its middle, escapes and all, and
+    makes the whole repr of bytes), and other values shown whole (``quote`` cuts the end)."""
+
+    def repr_str(self, x: str, level: int) -> str:
+        return repr(x[: self.maxstring])
+
+    def repr_bytes(self, x: bytes, level: int) -> str:
+        return repr(x[: self.maxstring])
+
+    def repr_bytearray(self, x: bytearray, level: int) -> str:
+        return repr(x[: self.maxstring])
+
+    def repr_instance(self, x: object, level: int) -> str:  # whole: quote cuts its end
+        try:
+            return repr(x)
+        except Exception:
+            return f"<{type(x).__name__}>"
+
+
+#: One character of a repr, an escape (``\\x00``, ``\\u00e9``, ``\\n``) counted as one.
+_REPR_CHARACTER = re.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|.)|.", re.DOTALL)
+
+
+def _cut(text: str, width: int) -> str:
+    """The start of a repr ``text`` in at most ``width`` characters, never half an escape."""
+    end = 0
+    for character in _REPR_CHARACTER.finditer(text, 0, width + 10):
+        if character.end() > width:
+            break
+        end = character.end()
+    return text[:end]
 
 
 def is_file(path: str | os.PathLike[str]) -> bool:

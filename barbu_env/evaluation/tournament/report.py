@@ -72,13 +72,18 @@ def column_width(texts: Iterable[str], at_least: int = 0) -> int:
     return max(at_least, *(len(t) for t in texts)) + 2
 
 
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural but for one (``1 deal set``, ``100 deal sets``)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _se(e: Estimate) -> str:
     return f"{e.se:7.1f}" if e.se is not None else f"{'-':>7}"
 
 
 def _header(r: TournamentResult) -> list[str]:
     lines = [
-        f"Duplicate tournament: {r.games} games = {r.deal_sets} deal sets x {SEATINGS} seatings; "
+        f"Duplicate tournament: {r.games} games = {_count(r.deal_sets, 'deal set')} x {SEATINGS} seatings; "
         f"rules {r.rules_name}; seed {r.seed}",
         "Seating 0: "
         + ", ".join(f"P{s} {lab}" for s, lab in enumerate(r.labels))
@@ -340,7 +345,7 @@ def plot_results(result: TournamentResult, path: str | Path) -> Path:
 
     fig.suptitle(
         f"Barbu duplicate tournament: {' / '.join(r.labels)}\n"
-        f"{r.games} games ({r.deal_sets} deal sets x 4 seatings), rules {r.rules_name}, seed {r.seed}; "
+        f"{r.games} games ({_count(r.deal_sets, 'deal set')} x 4 seatings), rules {r.rules_name}, seed {r.seed}; "
         + ("error bars: 95% CI over deal sets" if show_ci else "too few deal sets for error bars"),
         fontsize=11,
     )
