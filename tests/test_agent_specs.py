@@ -174,6 +174,9 @@ def test_a_misspelt_keyword_is_refused_naming_what_the_agent_takes(name):
     with pytest.raises(ValueError, match=r"has no parameter x\\ny \(") as refused:  # written out, in one line
         make_agent(f"{name}:x\ny=1")
     assert "\n" not in str(refused.value)
+    with pytest.raises(ValueError, match=r"parameter x\\ny is given twice$") as refused:
+        make_agent(f"{name}:x\ny=1,x\ny=2")
+    assert "\n" not in str(refused.value)
 
 
 @pytest.mark.parametrize("sign", ["", "-"])

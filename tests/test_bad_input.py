@@ -91,6 +91,21 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(case, files, capsys, tmp_path
     assert not (tmp_path / "runs").exists()  # a run that cannot start leaves no folder behind
 
 
+@pytest.mark.parametrize(
+    "option, value, said",
+    [
+        ("--seed", "9" * 5000, "must be an integer of at most 4,300 digits, not 5,000"),
+        ("--learning-rate", "9" * 400, "must be a number within ±1.8e+308"),  # not read as inf
+    ],
+)
+def test_train_refuses_a_number_too_large_to_read_for_its_size(option, value, said, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["train", option, value])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and said in err[0] and len(err[0]) < 300, err
+
+
 @pytest.mark.parametrize("hand", ["0", "29", "x"])
 def test_replay_refuses_hands_outside_1_to_28(hand, files, capsys):
     with pytest.raises(SystemExit) as exited:

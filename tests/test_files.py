@@ -163,13 +163,51 @@ class _SliceFails(str):
         raise RuntimeError("no slice")
 
 
+class _NameFails(type):
+    @property
+    def __name__(cls):
+        raise RuntimeError("no name")
+
+
+class _Nameless(metaclass=_NameFails):
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+
+class _ClassFails:
+    __class__ = property(lambda self: 1 / 0)
+
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+
 def test_a_quote_never_raises_and_cuts_any_value_at_its_end():
+    shown = [quote(_Nameless()), quote(_ClassFails(), 8)]  # strings: pytest cannot show these objects
+    assert shown == ["<object>", "<_Cla..."]
     from unittest import mock
 
     for value in (_ReprFails(3), _SliceFails("abc"), mock.Mock(spec=int), [_ReprFails(1)]):
         assert quote(value, 20).startswith(("<", "[<"))  # its type, where its own methods fail
     assert quote(1.2345678901234567, 12) == "1.2345678..."  # the start, never a middle cut out
     assert quote([1.2345678901234567] * 3, 24) == "[1.2345678901234567, ..."
+
+
+def test_a_quote_of_a_big_set_or_dict_shows_its_first_items_without_sorting_them():
+    compared = []
+
+    class Counted:  # reprlib sorted every item (time growing with the set) before showing 16
+        def __lt__(self, other):
+            compared.append(1)
+            return id(self) < id(other)
+
+        def __repr__(self):
+            return "U"
+
+    items = [Counted() for _ in range(40)]
+    assert quote(set(items), 30) == "{U, U, U, U, U, U, U, U, U,..."
+    assert quote(frozenset(items), 30).startswith("frozenset({U, U")
+    assert quote(dict.fromkeys(items, 1), 30) == "{U: 1, U: 1, U: 1, U: 1, U:..."
+    assert not compared
 
 
 def _alias_bomb(levels: int, width: int = 9) -> str:

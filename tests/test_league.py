@@ -87,18 +87,24 @@ def test_a_second_run_plays_only_the_new_pairings(tmp_path):
     assert len(other_seed.tables) == 3
 
 
-def test_a_changed_checkpoint_file_is_played_again(tmp_path):
-    model = tmp_path / "model.pt"  # a file is loaded before its bytes are hashed: real checkpoints
+def _formats_played_as_a_checkpoint_changes(spec: str, model, cache) -> list[int]:
+    """The formats a league of ``spec`` and ``random`` plays, run three times: the file
+    ``model`` holds one checkpoint, the same again, then another (real checkpoints: a
+    file is loaded before its bytes are hashed)."""
     v1, v2 = pretrained_path("ppo").read_bytes(), pretrained_path("ppo-finetuned").read_bytes()
-    spec = str(model)
     play = additive_evaluate({spec: 10.0, "random": -10.0})
     runs = []
     for content in (v1, v1, v2):
         model.write_bytes(content)
         counting = CountingEvaluate(play)
-        run_league([spec, "random"], games=4, cache_dir=tmp_path / "cache", evaluate_fn=counting)
+        run_league([spec, "random"], games=4, cache_dir=cache, evaluate_fn=counting)
         runs.append(len(counting.tables))
-    assert runs == [3, 0, 3]
+    return runs
+
+
+def test_a_changed_checkpoint_file_is_played_again(tmp_path):
+    model = tmp_path / "model.pt"
+    assert _formats_played_as_a_checkpoint_changes(str(model), model, tmp_path / "cache") == [3, 0, 3]
 
 
 def test_without_a_cache_folder_everything_is_played():
@@ -273,6 +279,7 @@ def test_a_league_names_the_agents_listed_twice():
         ("pimc-ppo", "pimc-ppo:prior=ppo-finetuned"),  # the prior is the rollout policy unless given
         ("pimc-ppo", "pimc:rollout=ppo-finetuned,prior=ppo-finetuned"),
         ("pimc-ppo:rollout=ppo", "pimc-ppo:prior=ppo,rollout=ppo"),
+        ("pimc-ppo", "pimc-ppo:prior=none"),  # none: the rollout policy
     ],
 )
 def test_a_league_refuses_one_agent_spelt_two_ways_before_any_is_made(first, second, tmp_path, monkeypatch):
@@ -295,7 +302,25 @@ def test_a_league_refuses_one_agent_spelt_two_ways_before_any_is_made(first, sec
     different = ["pimc:worlds=8", "pimc:worlds=9", "pimc:certain=1", "pimc", "ppo", "ppo:deterministic=false"]
     different += ["pimc:rollout=ppo", "pimc:rollout=ppo-finetuned", "pimc:worlds_from=belief", "pimc-ppo"]
     different += ["heuristic", "heuristic-cautious", "heuristic-cautious:double_margin=0", "pimc-ppo:prior=ppo"]
+    assert check_league_specs(["pimc-ppo:prior=none", "pimc:rollout=ppo-finetuned"])  # pimc has no prior by default
     assert check_league_specs([*different, "FILE", "FILE:deterministic=false"])
+
+
+def test_a_league_refuses_agents_nested_deeper_than_it_reads_in_one_line():
+    from barbu_env.agents.registry import MAX_NESTING
+    from barbu_env.evaluation.league import check_league_specs
+
+    deep = "pimc:rollout=" * 10_000 + "random"  # each level read as an agent
+    with pytest.raises(ValueError, match=f"nest at most {MAX_NESTING} deep$") as refused:
+        check_league_specs([deep, "random"])
+    assert len(str(refused.value)) < 200
+    assert check_league_specs(["pimc:rollout=" * MAX_NESTING + "random", "random"])
+
+
+def test_a_checkpoint_named_in_a_parameter_is_played_again_once_it_changes(tmp_path):
+    model = tmp_path / "guide.pt"
+    spec = f"pimc:worlds=1,rollout={model}"
+    assert _formats_played_as_a_checkpoint_changes(spec, model, tmp_path / "cache") == [3, 0, 3]
 
 
 @pytest.mark.parametrize("kind", ["folder", "file"])

@@ -266,7 +266,7 @@ def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
                 f"agent {quote(spec, 120)}: parameters are key=value, separated by commas, not {quote(item)}"
             )
         if key.strip() in params:
-            raise ValueError(f"agent {quote(spec, 120)}: parameter {key.strip()} is given twice")
+            raise ValueError(f"agent {quote(spec, 120)}: parameter {printable(key.strip())} is given twice")
         if key.strip() in _NOT_IN_SPECS:
             why = _NOT_IN_SPECS[key.strip()]
             raise ValueError(f"agent {quote(spec, 120)}: {key.strip()} is not a parameter a spec sets ({why})")
@@ -416,11 +416,13 @@ _NOT_PLAY = ("trust", "device")
 _FILE_DEFAULTS = {"deterministic": True}
 #: Spec parameters whose value is itself an agent (``pimc:rollout=ppo``), or a belief network
 #: (``worlds_from=belief``, or its checkpoint's path): compared as what they name.
-_AGENT_PARAMS = ("rollout", "prior")
-_BELIEF_PARAMS = ("worlds_from",)
+AGENT_VALUED = ("rollout", "prior")
+BELIEF_VALUED = ("worlds_from",)
+#: How deep agents named in parameters may nest (``pimc:rollout=pimc:rollout=...``).
+MAX_NESTING = 4
 
 
-def agent_identity(spec: str) -> tuple[tuple[Any, ...], tuple[tuple[str, str], ...]]:
+def agent_identity(spec: str) -> tuple[tuple[Any, ...], tuple[tuple[str, Any], ...]]:
     """What ``spec`` plays as, whatever its spelling: a registered name, or a file (one
     file however it is reached: another spelling, a symbolic or hard link; a shipped
     policy's name is its checkpoint file), and its parameters in key order, read as
@@ -436,10 +438,25 @@ def agent_identity(spec: str) -> tuple[tuple[Any, ...], tuple[tuple[str, str], .
     >>> agent_identity("pimc:rollout=heuristic,worlds=08") == agent_identity("pimc:worlds=8")
     True
     """
+    try:
+        return _identity(spec, 0)
+    except _TooDeep:
+        raise ValueError(
+            f"agent spec {quote(spec, 80)}: agents named in parameters nest at most {MAX_NESTING} deep"
+        ) from None
+
+
+class _TooDeep(Exception):
+    """Agents named in parameters nested deeper than ``MAX_NESTING``."""
+
+
+def _identity(spec: str, depth: int) -> tuple[tuple[Any, ...], tuple[tuple[str, Any], ...]]:
+    if depth > MAX_NESTING:
+        raise _TooDeep
     name, params = parse_agent_spec(spec)
     if name in _PLAYS_AS:
         name, params = _PLAYS_AS[name](params)
-    params = {k: _named(k, v) for k, v in params.items() if k not in _NOT_PLAY}
+    params = {k: _named(k, v, depth) for k, v in params.items() if k not in _NOT_PLAY}
     factory = _FACTORIES.get(name)
     if factory is not None:
         signature = inspect.signature(factory).parameters
@@ -448,18 +465,18 @@ def agent_identity(spec: str) -> tuple[tuple[Any, ...], tuple[tuple[str, str], .
         agent: tuple[Any, ...] = ("name", name) if checkpoint is None else _file_identity(checkpoint)
     else:
         defaults, agent = _FILE_DEFAULTS, _file_identity(name)
-    kept = {k: v for k, v in params.items() if not (k in defaults and _same(_named(k, defaults[k]), v))}
+    kept = {k: v for k, v in params.items() if not (k in defaults and _same(_named(k, defaults[k], depth), v))}
     return agent, tuple(sorted((k, _canonical(v)) for k, v in kept.items()))
 
 
-def _named(key: str, value: Any) -> Any:
+def _named(key: str, value: Any, depth: int) -> Any:
     """A parameter's value as what it names, where it names an agent or a belief network
     (a file as one thing however it is reached); any other value as it is."""
     if not isinstance(value, str):
         return value
-    if key in _AGENT_PARAMS:
-        return agent_identity(value)
-    if key in _BELIEF_PARAMS:
+    if key in AGENT_VALUED:
+        return _identity(value, depth + 1)
+    if key in BELIEF_VALUED:
         from .belief import SHIPPED, SHIPPED_MODEL, UNIFORM
 
         return value if value == UNIFORM else _file_identity(SHIPPED_MODEL if value == SHIPPED else value)
@@ -481,9 +498,12 @@ def _file_identity(path: str | os.PathLike[str]) -> tuple[Any, ...]:
     return ("file", st.st_dev, st.st_ino)
 
 
-def _canonical(value: Any) -> str:
+def _canonical(value: Any) -> Any:
     """A spec value as one text for all its spellings: a whole number as a float (``1`` is
-    ``1.0``, where it fits one), true and false as words."""
+    ``1.0``, where it fits one), true and false as words; what a parameter names (a
+    tuple) as it is."""
+    if isinstance(value, tuple):
+        return value
     if isinstance(value, bool) or value is None:
         return str(value).lower()
     if isinstance(value, (int, float)):

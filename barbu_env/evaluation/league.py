@@ -95,8 +95,10 @@ import numpy as np
 
 from .. import __version__
 from ..agents import make_agent, parse_agent_spec
+from ..agents.belief import SHIPPED as SHIPPED_BELIEF
+from ..agents.belief import SHIPPED_MODEL, UNIFORM
 from ..agents.pretrained import SHIPPED, pretrained_path
-from ..agents.registry import agent_identity, agent_names, is_path
+from ..agents.registry import AGENT_VALUED, BELIEF_VALUED, agent_identity, agent_names, is_path
 from ..game.rules import Rules, load_rules
 from ..util.files import InputError, OutputError, cut_text, quote, read_bytes, write_text
 from ..util.json_layout import write_json
@@ -217,15 +219,46 @@ def _read_hash(path: Path) -> str:
 
 def _spec_identity(spec: str, hashes: dict[Path, str] | None = None) -> dict[str, Any]:
     """What makes an agent spec play as it does, for cache keys: the registered name and
-    its parameters (in name order), or a checkpoint's path and content hash. ``trust``
-    (the opt-in to load a pickled file) is left out: it lets a file load, not play otherwise."""
+    its parameters (in name order), or a checkpoint's path and content hash; an agent
+    named in a parameter (``rollout=``) as its own identity, a belief network's file
+    (``worlds_from=``) with its content hash. ``trust`` (the opt-in to load a pickled
+    file) is left out: it lets a file load, not play otherwise."""
     name, params = parse_agent_spec(spec)
-    identity: dict[str, Any] = {"name": name, "params": {k: params[k] for k in sorted(params) if k != "trust"}}
+    shown: dict[str, Any] = {}
+    for key in sorted(params):
+        value = params[key]
+        if key in AGENT_VALUED and isinstance(value, str):
+            value = _spec_identity(value, hashes)
+        elif key in BELIEF_VALUED and isinstance(value, str) and value != UNIFORM:
+            file = SHIPPED_MODEL if value == SHIPPED_BELIEF else Path(value)
+            value = {"file": value, "sha256": _content_hash(file, hashes)}
+        if key != "trust":
+            shown[key] = value
+    identity: dict[str, Any] = {"name": name, "params": shown}
     if name in SHIPPED:  # a shipped policy: its weights change with the package
         identity["sha256"] = _content_hash(pretrained_path(name), hashes)
-    elif name not in agent_names() and is_path(name):  # a registered name is that agent, as make_agent reads it
+    elif _is_file_agent(name):
         identity["sha256"] = _content_hash(Path(name), hashes)
     return identity
+
+
+def _is_file_agent(name: str) -> bool:
+    """Whether an agent spec's name is a file (a registered name is that agent, as make_agent reads it)."""
+    return name not in agent_names() and is_path(name)
+
+
+def _names_a_file(spec: str) -> bool:
+    """Whether a spec's agent, or one named in its parameters, is a file, or it names a
+    belief network's file: what ``_spec_identity`` reads the bytes of."""
+    name, params = parse_agent_spec(spec)
+    if _is_file_agent(name):
+        return True
+    for key, value in params.items():
+        if key in AGENT_VALUED and isinstance(value, str) and _names_a_file(value):
+            return True
+        if key in BELIEF_VALUED and isinstance(value, str) and value not in (UNIFORM, SHIPPED_BELIEF):
+            return True
+    return False
 
 
 def cache_key(
@@ -562,8 +595,7 @@ def run_league(
     hashes: dict[Path, str] = {}  # each file read once in this league
     if cache is not None:
         for spec in specs:  # a file's bytes are hashed for the cache key: only once a loader takes it
-            name, _ = parse_agent_spec(spec)
-            if name not in agent_names() and is_path(name):
+            if _names_a_file(spec):
                 make_agent(spec, rules=rules_obj)
     pairs = [(i, j) for i in range(len(specs)) for j in range(i + 1, len(specs))]
     played = cached = unsaved = 0

@@ -31,6 +31,7 @@ import argparse
 import math
 import numbers
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -255,6 +256,18 @@ def nonnegative_int(text: str) -> int:
     if n < 0:
         raise argparse.ArgumentTypeError(f"must be an integer of at least 0, not {quote(text)}")
     return n
+
+
+def any_number(text: str) -> float:
+    """Any number a float holds (a field whose range its check explains): ``1e400`` or 5,000
+    nines are refused for their size, not read as infinity."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {quote(text)}") from None
+    if math.isinf(x) and "inf" not in text.lower():
+        raise argparse.ArgumentTypeError(f"must be a number within ±{sys.float_info.max:.2g}, not {quote(text, 24)}")
+    return x
 
 
 def positive_float(text: str) -> float:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import os
 import re
 import reprlib
@@ -100,12 +101,20 @@ def quote(value: object, width: int = 40) -> str:
         else:
             text = shown.repr(value)
     except Exception:  # a deep structure, or a value whose own methods fail: its type
-        text = f"<{type(value).__name__}>"
+        text = _type_name(value)
     if len(text) <= width:
         return text
-    if isinstance(value, (str, bytes)):
+    if issubclass(type(value), (str, bytes)) and text[-1:] in ("'", '"'):
         return _cut(text, width - 4) + "..." + text[-1]
     return _cut(text, width - 3) + "..."
+
+
+def _type_name(value: object) -> str:
+    """``<type name>``, or ``<object>`` where even that fails (a metaclass's own ``__name__``)."""
+    try:
+        return f"<{type(value).__name__}>"
+    except Exception:
+        return "<object>"
 
 
 class _Shown(reprlib.Repr):
@@ -121,6 +130,29 @@ class _Shown(reprlib.Repr):
 
     def repr_bytearray(self, x: bytearray, level: int) -> str:
         return repr(x[: self.maxstring])
+
+    def repr_set(self, x: set, level: int) -> str:
+        return self._first_items(x, level, "{", "}", "set()")
+
+    def repr_frozenset(self, x: frozenset, level: int) -> str:
+        return self._first_items(x, level, "frozenset({", "})", "frozenset()")
+
+    def repr_dict(self, x: dict, level: int) -> str:
+        return self._first_items(x, level, "{", "}", "{}")
+
+    def _first_items(self, x: set | frozenset | dict, level: int, left: str, right: str, empty: str) -> str:
+        """A set's or dict's first items in its own order (reprlib sorts them all first)."""
+        if not x:
+            return empty
+        if level <= 0:
+            return left + "..." + right
+        if isinstance(x, dict):
+            items = [
+                f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}" for k, v in itertools.islice(x.items(), 16)
+            ]
+        else:
+            items = [self.repr1(item, level - 1) for item in itertools.islice(x, 16)]
+        return left + ", ".join(items) + (", ..." if len(x) > 16 else "") + right
 
     def repr_instance(self, x: object, level: int) -> str:  # whole: quote cuts its end
         try:
