@@ -62,8 +62,10 @@ Caching
 With ``cache_dir``, each format of each pairing is saved there as a JSON file named by a
 hash of what determines its games: the four agent specs in table order, the number of
 deal sets, the seed, the rules (their values, not their name) and, for an agent given as
-a checkpoint file (or folder) or a shipped policy (``ppo``), a hash of its content, so
-that a retrained checkpoint at the same path, or a new shipped one, is played again; and
+a checkpoint file (or folder) or a shipped policy (``ppo``), a hash of its content (also
+for one named in a parameter: ``rollout=``, ``prior=``, ``worlds_from=``; each file is read
+once per league, and only once its loader has taken it), so that a retrained checkpoint
+at the same path, or a new shipped one, is played again; and
 the version of barbu that played them, so that a new release (whose agents or engine may
 play otherwise) plays everything again. A second run that adds one agent plays only the
 formats of its new pairings. The key does not cover code changed without a new version
