@@ -398,13 +398,19 @@ class _Hidden:
 _CACHE: dict[str, Any] = {}
 
 
+def model_path(name: str | Path | None) -> Path:
+    """The file a belief network's name stands for: ``"belief"`` (or None) the shipped one,
+    anything else that path."""
+    return Path(SHIPPED_MODEL if name is None or name == SHIPPED else name)
+
+
 def load_model(path: str | Path | None = None) -> Any:
     """The belief network in ``path`` (a checkpoint of ``python -m barbu_training.belief``;
     None: the shipped one), loaded once per path and kept; it needs torch (the ``train``
     extra: without it, a one-line ``MissingExtraError``)."""
     if path is not None and path != SHIPPED and not is_file(path):
         raise ValueError(f"{quote(str(path), 200)}: no such belief network checkpoint file")
-    path = Path(SHIPPED_MODEL if path is None or path == SHIPPED else path).resolve()
+    path = model_path(path).resolve()
     key = str(path)
     if key not in _CACHE:
         require("torch", "train", "the belief network")
@@ -624,6 +630,7 @@ __all__ = [
     "FIT_PASSES",
     "SHIPPED",
     "SHIPPED_MODEL",
+    "model_path",
     "Sampler",
     "TOLERANCE",
     "UNIFORM",

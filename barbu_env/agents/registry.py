@@ -31,15 +31,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-import math
 import os
 import re
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..util.argtypes import MAX_DIGITS, too_many_digits
+from ..util.argtypes import FLOAT_RANGE, MAX_DIGITS, read_as_infinity, too_many_digits
 from ..util.files import cut_text, printable, quote
 from .base import Agent
 
@@ -237,8 +235,8 @@ def _value(text: str) -> Any:
             value = kind(text)
         except ValueError:
             continue
-        if kind is float and math.isinf(value) and "inf" not in low:  # 1e400, or 5,000 nines and a point
-            raise ValueError(f"a number within ±{sys.float_info.max:.2g}, not {cut_text(text.strip(), 24)}")
+        if kind is float and read_as_infinity(text, value):  # 1e400, or 5,000 nines and a point
+            raise ValueError(f"{FLOAT_RANGE}, not {cut_text(text.strip(), 24)}")
         return value
     return text
 
@@ -477,9 +475,9 @@ def _named(key: str, value: Any, depth: int) -> Any:
     if key in AGENT_VALUED:
         return _identity(value, depth + 1)
     if key in BELIEF_VALUED:
-        from .belief import SHIPPED, SHIPPED_MODEL, UNIFORM
+        from .belief import UNIFORM, model_path
 
-        return value if value == UNIFORM else _file_identity(SHIPPED_MODEL if value == SHIPPED else value)
+        return value if value == UNIFORM else _file_identity(model_path(value))
     return value
 
 

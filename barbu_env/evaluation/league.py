@@ -98,7 +98,7 @@ import numpy as np
 from .. import __version__
 from ..agents import make_agent, parse_agent_spec
 from ..agents.belief import SHIPPED as SHIPPED_BELIEF
-from ..agents.belief import SHIPPED_MODEL, UNIFORM
+from ..agents.belief import UNIFORM, model_path
 from ..agents.pretrained import SHIPPED, pretrained_path
 from ..agents.registry import AGENT_VALUED, BELIEF_VALUED, agent_identity, agent_names, is_path
 from ..game.rules import Rules, load_rules
@@ -232,8 +232,7 @@ def _spec_identity(spec: str, hashes: dict[Path, str] | None = None) -> dict[str
         if key in AGENT_VALUED and isinstance(value, str):
             value = _spec_identity(value, hashes)
         elif key in BELIEF_VALUED and isinstance(value, str) and value != UNIFORM:
-            file = SHIPPED_MODEL if value == SHIPPED_BELIEF else Path(value)
-            value = {"file": value, "sha256": _content_hash(file, hashes)}
+            value = {"file": value, "sha256": _content_hash(model_path(value), hashes)}
         if key != "trust":
             shown[key] = value
     identity: dict[str, Any] = {"name": name, "params": shown}

@@ -258,6 +258,16 @@ def nonnegative_int(text: str) -> int:
     return n
 
 
+#: The numbers a float holds, as a refusal says them.
+FLOAT_RANGE = f"a number within ±{sys.float_info.max:.2g}"
+
+
+def read_as_infinity(text: str, x: float) -> bool:
+    """Whether ``float(text)`` gave ``x`` infinite for a number too large (``1e400``, 5,000
+    nines), not for one written as infinity."""
+    return math.isinf(x) and "inf" not in text.lower()
+
+
 def any_number(text: str) -> float:
     """Any number a float holds (a field whose range its check explains): ``1e400`` or 5,000
     nines are refused for their size, not read as infinity."""
@@ -265,8 +275,8 @@ def any_number(text: str) -> float:
         x = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number, not {quote(text)}") from None
-    if math.isinf(x) and "inf" not in text.lower():
-        raise argparse.ArgumentTypeError(f"must be a number within ±{sys.float_info.max:.2g}, not {quote(text, 24)}")
+    if read_as_infinity(text, x):
+        raise argparse.ArgumentTypeError(f"must be {FLOAT_RANGE}, not {quote(text, 24)}")
     return x
 
 

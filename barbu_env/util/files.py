@@ -86,11 +86,7 @@ def quote(value: object, width: int = 40) -> str:
     '<int of about 5,000 digits>'
     """
     width = max(6, int(width))
-    shown = _Shown()
-    shown.maxlevel = 3
-    shown.maxlist = shown.maxtuple = shown.maxset = shown.maxfrozenset = shown.maxdeque = 16
-    shown.maxdict = shown.maxarray = 16
-    shown.maxstring = shown.maxlong = shown.maxother = width + 2
+    shown = _Shown(width)
     try:
         if isinstance(value, (str, bytes, bytearray)):
             text = repr(value[: width + 2])
@@ -120,7 +116,15 @@ def _type_name(value: object) -> str:
 class _Shown(reprlib.Repr):
     """``reprlib``'s bounded repr, with texts and bytes inside containers sliced before
     their repr is made (reprlib cuts a text's repr in its middle, escapes and all, and
-    makes the whole repr of bytes), and other values shown whole (``quote`` cuts the end)."""
+    makes the whole repr of bytes), and other values shown whole (``quote`` cuts the end):
+    three levels deep, 16 items of each container, texts and numbers a little over ``width``."""
+
+    def __init__(self, width: int):
+        super().__init__()
+        self.maxlevel = 3
+        self.maxlist = self.maxtuple = self.maxset = self.maxfrozenset = self.maxdeque = 16
+        self.maxdict = self.maxarray = 16
+        self.maxstring = self.maxlong = self.maxother = width + 2
 
     def repr_str(self, x: str, level: int) -> str:
         return repr(x[: self.maxstring])
@@ -132,33 +136,32 @@ class _Shown(reprlib.Repr):
         return repr(x[: self.maxstring])
 
     def repr_set(self, x: set, level: int) -> str:
-        return self._first_items(x, level, "{", "}", "set()")
+        return self._first_items(x, level, "{", "}", "set()", self.maxset)
 
     def repr_frozenset(self, x: frozenset, level: int) -> str:
-        return self._first_items(x, level, "frozenset({", "})", "frozenset()")
+        return self._first_items(x, level, "frozenset({", "})", "frozenset()", self.maxfrozenset)
 
     def repr_dict(self, x: dict, level: int) -> str:
-        return self._first_items(x, level, "{", "}", "{}")
+        return self._first_items(x, level, "{", "}", "{}", self.maxdict)
 
-    def _first_items(self, x: set | frozenset | dict, level: int, left: str, right: str, empty: str) -> str:
-        """A set's or dict's first items in its own order (reprlib sorts them all first)."""
+    def _first_items(self, x: set | frozenset | dict, level: int, left: str, right: str, empty: str, most: int) -> str:
+        """A set's or dict's first ``most`` items in its own order (reprlib sorts them all first)."""
         if not x:
             return empty
         if level <= 0:
             return left + "..." + right
         if isinstance(x, dict):
-            items = [
-                f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}" for k, v in itertools.islice(x.items(), 16)
-            ]
+            pairs = itertools.islice(x.items(), most)
+            items = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}" for k, v in pairs]
         else:
-            items = [self.repr1(item, level - 1) for item in itertools.islice(x, 16)]
-        return left + ", ".join(items) + (", ..." if len(x) > 16 else "") + right
+            items = [self.repr1(item, level - 1) for item in itertools.islice(x, most)]
+        return left + ", ".join(items) + (", ..." if len(x) > most else "") + right
 
     def repr_instance(self, x: object, level: int) -> str:  # whole: quote cuts its end
         try:
             return repr(x)
         except Exception:
-            return f"<{type(x).__name__}>"
+            return _type_name(x)
 
 
 #: One character of a repr, an escape (``\\x00``, ``\\u00e9``, ``\\n``) counted as one.
