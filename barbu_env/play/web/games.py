@@ -6,13 +6,12 @@ the agents until the person's next turn (``barbu_env.envs.stepping.play_turns``)
 ("view") is a JSON object (``view_json``): seats are absolute (0-3), cards are ids 0-51,
 actions ids 0-84 with their text. :class:`Games` keeps the games in play per client,
 within ``barbu_env.play.web.limits.Limits``; :class:`Replays` keeps the replays' answers.
-Refusals are HTTP exceptions whose ``detail`` quotes at most ``QUOTE`` characters of
-what was sent.
 """
 
 from __future__ import annotations
 
 import math
+import reprlib
 import threading
 import time
 from collections import OrderedDict
@@ -30,20 +29,11 @@ with needs("web", "barbu_env.play.web.games"):  # one line if the extra is missi
 
 from ...agents import Agent
 from ...envs.stepping import action_mask, play_turns
-from ...evaluation.records import printable
 from ...game.cards import SUIT_MASK, cards_of
 from ...game.constants import CONTRACT_NAMES, NUM_PLAYERS, Phase
 from ...game.engine import BarbuState, HandResult
 from ...view.table import TableView, choice_text, contract_label
 from ..terminal import action_said, hand_summary, trick_taken
-
-#: A value sent in a request is quoted in a refusal in at most this many characters.
-QUOTE = 40
-
-
-def cut(text: str, width: int = QUOTE) -> str:
-    """``text``, cut to ``width`` characters (ending in ``...`` when cut)."""
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def view_json(view: TableView, labels: Sequence[str] | None) -> dict[str, Any]:
@@ -192,30 +182,25 @@ def _trick_of(state: BarbuState) -> list[tuple[int, int]]:
 
 
 class Replays(OrderedDict):
-    """Replays by id, the least recently used dropped past ``limit`` items or, with
-    ``max_bytes``, past that many bytes of items (``bytes`` values) together."""
+    """Replays' answers (``bytes``) by id, the least recently used dropped past ``limit`` of
+    them or past ``max_bytes`` together."""
 
-    def __init__(self, limit: int, max_bytes: int | None = None):
+    def __init__(self, limit: int, max_bytes: int):
         super().__init__()
         self.limit, self.max_bytes, self.size = limit, max_bytes, 0
         self.lock = threading.Lock()
 
-    def add(self, item_id: str, item: Any) -> None:
+    def add(self, item_id: str, item: bytes) -> None:
         with self.lock:
             self[item_id] = item
-            self.size += len(item) if self.max_bytes is not None else 0
-            over_bytes = self.max_bytes is not None and self.size > self.max_bytes
-            while len(self) > self.limit or (over_bytes and len(self) > 1):
-                _, dropped = self.popitem(last=False)
-                self.size -= len(dropped) if self.max_bytes is not None else 0
-                over_bytes = self.max_bytes is not None and self.size > self.max_bytes
+            self.size += len(item)
+            while len(self) > self.limit or (self.size > self.max_bytes and len(self) > 1):
+                self.size -= len(self.popitem(last=False)[1])
 
     def find(self, item_id: str, what: str) -> Any:
         with self.lock:
             if item_id not in self:
-                raise HTTPException(
-                    404, f"no {what} {cut(printable(item_id))!r} (it may have expired: start a new one)"
-                )
+                raise HTTPException(404, f"no {what} {reprlib.repr(item_id)} (it may have expired: start a new one)")
             self.move_to_end(item_id)
             return self[item_id]
 
@@ -265,7 +250,7 @@ class Games:
         with self.lock:
             game = self.games.get(game_id)
             if game is None:
-                raise HTTPException(404, f"no game {cut(printable(game_id))!r} (it may have expired: start a new one)")
+                raise HTTPException(404, f"no game {reprlib.repr(game_id)} (it may have expired: start a new one)")
             self.games.move_to_end(game_id)
             game.used = self.clock()
             return game

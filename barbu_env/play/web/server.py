@@ -24,24 +24,14 @@ request                                   answer
 ``GET /api/replays/{id}``                 the same bytes again (kept, not rebuilt)
 ========================================  ===================================================
 
-Every request body is strict JSON: a number must be an integer where one is asked
-(``true``, ``"3"`` or ``3.0`` are not), finite and in its range; ``NaN``/``Infinity``, an
-integer of any length out of range, JSON nested too deeply, and bytes that are not UTF-8
-are refused, all with a 422 whose ``detail`` is one line naming the field (or the body)
-and quoting at most a few dozen characters of what was sent; no answer's ``detail`` is
-longer than ``MAX_DETAIL`` characters. A body over its size (``MAX_RECORD_BYTES`` for a
-record, ``MAX_REQUEST_BYTES`` for anything else) is refused with a 413 as soon as that many
-bytes have arrived, whether or not it declared its length, so a request costs the server
-at most that much memory. A replay's answer sends the seat labels once (the steps carry
-none) and is at most ``REPLAY_FACTOR`` times the size of the record uploaded; the replays
-kept hold at most ``MAX_REPLAY_BYTES`` of answers together.
-
-What a client may hold (``barbu_env.play.web.limits.Limits``): each client address keeps at
-most 16 games and the table 128 (a client over its share is answered 429 and nobody
-else's game is dropped); a search agent (``SEARCH_AGENTS``) chosen in the browser plays
-with a per-move budget (``BROWSER_BUDGETS``), and at most two requests at once play a
-search agent's moves (another is answered 503 with ``Retry-After``, its game unchanged);
-slow clients are timed out and connections capped (``barbu_env.play.web.limits``).
+A bad request is a 4xx with a one-line ``detail``: pydantic's strict models refuse what is
+not an integer in its range (``true``, ``"3"``, ``3.0``, ``NaN``) with a 422 naming the
+field, and JSON that does not parse is a 400 or 422. A body over ``MAX_RECORD_BYTES`` for
+a record, ``MAX_REQUEST_BYTES`` for anything else, is refused with a 413 (FastAPI's
+``max_body_size``). A replay's answer sends the seat labels once (the steps carry none);
+the replays kept hold at most ``MAX_REPLAY_BYTES`` of answers together. What a client may
+hold (games, searches, connections, time) is ``barbu_env.play.web.limits``'; a search agent
+(``SEARCH_AGENTS``) chosen in the browser plays with a per-move budget (``BROWSER_BUDGETS``).
 
 A table ("view") is a JSON object: seats are absolute (0-3), cards are ids 0-51
 (``suit * 13 + rank``), actions are ids 0-84 with their text (``barbu_env.view.table.choice_text``).
@@ -54,8 +44,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import mimetypes
+import reprlib
 import secrets
 import threading
 from collections.abc import Iterator, Sequence
@@ -71,23 +61,15 @@ with needs("web", "barbu_env.play.web.server"):  # one line if the extra is miss
     from fastapi import Depends, FastAPI, HTTPException, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse, Response
-    from pydantic import BaseModel, ConfigDict, Field, ValidationError
+    from pydantic import BaseModel, ConfigDict, Field
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
-    from .games import QUOTE, Game, Games, Replays, cut, view_json
-    from .limits import (
-        MAX_RECORD_BYTES,
-        MAX_REQUEST_BYTES,
-        BodyLimit,
-        Limits,
-        connection_cap,
-        protocol_class,
-        quiet_logs,
-    )
+    from .games import Game, Games, Replays, view_json
+    from .limits import MAX_RECORD_BYTES, MAX_REQUEST_BYTES, Limits, Protocol
 
 from ...agents import Agent, agent_names, make_agent, parse_agent_spec
 from ...agents.registry import spec_with
-from ...evaluation.records import GameRecord, RecordError, printable, replay_record
+from ...evaluation.records import GameRecord, RecordError, replay_record
 from ...game.actions import NUM_ACTIONS
 from ...game.constants import NUM_HANDS, NUM_PLAYERS, Refusal
 from ...game.engine import BarbuState
@@ -114,18 +96,12 @@ def static_pages() -> dict[str, tuple[bytes, str, str]]:
 
 #: Replays kept at once; the least recently used is dropped past this (games: ``Limits``).
 MAX_REPLAYS = 32
-#: A replay's answer is at most this many times the size of the record uploaded (a whole
-#: game's is about 11 times; the labels are sent once, so long names add their size once).
-REPLAY_FACTOR = 32
 #: The replays' answers kept at once, in bytes together (the oldest dropped past this).
 MAX_REPLAY_BYTES = 64_000_000
 #: The longest agent name or preset name a request may hold.
 MAX_NAME = 200
-#: The longest ``detail`` of any refusal; a field's value is quoted in at most ``QUOTE``.
+#: The longest ``detail`` of any refusal.
 MAX_DETAIL = 600
-#: An integer literal longer than this in a request is kept as its length only (no field
-#: takes one; Python will not even read one of over 4,300 digits).
-MAX_DIGITS = 30
 #: Agents that search at each move, whose cost a browser's choice must not leave open: a
 #: game seating one takes a search slot (``Limits.searches``) for each request that plays.
 SEARCH_AGENTS = frozenset({"openspiel-ismcts", "pimc", "pimc-ppo"})
@@ -134,7 +110,6 @@ SEARCH_AGENTS = frozenset({"openspiel-ismcts", "pimc", "pimc-ppo"})
 #: 1-2 s); a table's own agents (``--agents``) play as their specs say.
 BROWSER_BUDGETS: dict[str, dict[str, Any]] = {"openspiel-ismcts": {"simulations": 200}}
 HUMAN = "human"
-INT64 = 2**63
 
 
 # ---------------------------------------------------------------------- requests
@@ -151,7 +126,7 @@ class NewGame(BaseModel):
     opponents: list[Name] | None = Field(default=None, min_length=NUM_PLAYERS - 1, max_length=NUM_PLAYERS - 1)
     hands: int = Field(default=NUM_HANDS, ge=1, le=NUM_HANDS)
     rules: Name | None = None
-    seed: int | None = Field(default=None, ge=0, lt=INT64)
+    seed: int | None = Field(default=None, ge=0, lt=2**63)
 
 
 class Action(BaseModel):
@@ -161,97 +136,10 @@ class Action(BaseModel):
     action: int = Field(ge=0, lt=NUM_ACTIONS)
 
 
-def _short(value: Any, width: int = QUOTE) -> str:
-    """``value`` as JSON text (``NaN`` and all), cut to ``width`` characters."""
-    try:
-        text = json.dumps(value, allow_nan=True, default=repr)
-    except (ValueError, RecursionError):
-        text = repr(value) if not isinstance(value, (list, dict)) else f"<a {type(value).__name__}>"
-    return cut(text, width)
-
-
-class BigInt:
-    """An integer literal of more than ``MAX_DIGITS`` digits in a request, kept as its
-    length (no field takes one, and Python reads none of over 4,300 digits)."""
-
-    def __init__(self, text: str):
-        self.digits = len(text.lstrip("-"))
-
-    def __repr__(self) -> str:
-        return f"an integer of {self.digits} digits"
-
-
-def _request_int(text: str) -> int | BigInt:
-    return int(text) if len(text) <= MAX_DIGITS else BigInt(text)
-
-
-def request_json(body: bytes) -> Any:
-    """A request body as JSON; an integer too long for any field kept as a ``BigInt`` (so
-    that the model names its field). Raises ``ValueError`` saying what is wrong with the body."""
-    try:
-        return json.loads(body, parse_int=_request_int)
-    except RecursionError:
-        raise ValueError("body: JSON nested too deeply") from None
-    except UnicodeDecodeError as e:
-        raise ValueError(f"body: not UTF-8 ({e.reason} at byte {e.start})") from None
-    except json.JSONDecodeError as e:
-        raise ValueError(f"body: not JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
-
-
-def parse_request(model: type[BaseModel], body: bytes) -> Any:
-    """A request body (an empty body or ``null``: ``{}``, every default) as ``model``, or
-    an ``HTTPException`` 422 naming the field and quoting it short."""
-    try:
-        data = request_json(body) if body.strip() else None
-    except ValueError as e:
-        raise HTTPException(422, f"invalid request: {e}") from None
-    try:
-        return model.model_validate({} if data is None else data)
-    except ValidationError as e:
-        raise HTTPException(422, validation_detail(e.errors())) from None
-
-
 def validation_detail(errors: Sequence[dict[str, Any]]) -> str:
-    """Pydantic's errors as one line: each field, what is wrong, what was sent (quoted short)."""
-    parts = []
-    for error in errors[:5]:
-        where = ".".join(cut(printable(p)) for p in error.get("loc", ()) if p != "body") or "body"
-        value = error.get("input")
-        if isinstance(value, BigInt):
-            parts.append(f"{where}: {value!r} is out of range")
-            continue
-        got = f" (got {_short(value)})" if error.get("type") != "missing" and "input" in error else ""
-        parts.append(f"{where}: {error.get('msg', 'invalid')}{got}")
-    more = f"; and {len(errors) - 5} more" if len(errors) > 5 else ""
-    return "invalid request: " + "; ".join(parts) + more
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _int64(text: str) -> int:
-    if len(text.lstrip("-")) > 19 or not -INT64 <= (value := int(text)) < INT64:
-        raise ValueError(f"integer {text[:20]}{'...' if len(text) > 20 else ''} is outside 64 bits")
-    return value
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"number {text[:20]} is out of range")
-    return value
-
-
-def strict_json(body: bytes) -> Any:
-    """A request body as JSON, refusing what no record holds: ``NaN``, ``Infinity``, numbers
-    out of range, integers outside 64 bits. Raises ``ValueError`` saying why."""
-    try:
-        return json.loads(body, parse_constant=_no_constant, parse_int=_int64, parse_float=_finite)
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-    except UnicodeDecodeError as e:
-        raise ValueError(f"not UTF-8 ({e.reason})") from None
+    """Pydantic's errors as one line: each field and what is wrong with it."""
+    fields = [(".".join(map(str, e.get("loc", ())[1:])) or "body", e.get("msg", "invalid")) for e in errors]
+    return "invalid request: " + "; ".join(f"{where}: {msg}" for where, msg in fields)
 
 
 def refusal(view: TableView, action: int, code: Refusal | None = None) -> str:
@@ -294,7 +182,7 @@ def create_app(
     seeds = np.random.SeedSequence(seed)
     games, replays = Games(limits), Replays(MAX_REPLAYS, MAX_REPLAY_BYTES)
     search_slots = threading.BoundedSemaphore(limits.searches)
-    app = FastAPI(title="Barbu", docs_url=None, redoc_url=None)
+    app = FastAPI(title="Barbu", docs_url=None, redoc_url=None, max_body_size=limits.request_bytes)
     app.state.limits, app.state.search_slots, app.state.games = limits, search_slots, games
     pages = static_pages()
 
@@ -308,16 +196,14 @@ def create_app(
             return Response(status_code=304, headers=headers)
         return Response(data, media_type=kind, headers=headers)
 
-    app.add_middleware(BodyLimit, limits=limits, large_paths=frozenset({"/api/replays"}))
+    @app.exception_handler(StarletteHTTPException)
+    async def refused(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = " ".join(str(exc.detail).split())[:MAX_DETAIL]
+        return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"detail": validation_detail(exc.errors())}, status_code=422)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def refused(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        detail = cut(" ".join(str(exc.detail).split()), MAX_DETAIL)
-        return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
+        return await refused(request, HTTPException(422, validation_detail(exc.errors())))
 
     @contextmanager
     def search_slot(game: Game) -> Iterator[None]:
@@ -364,18 +250,16 @@ def create_app(
 
     @app.post("/api/games", status_code=201)
     def new_game(
-        request: NewGame | None = Depends(_new_game_request),  # noqa: B008 (FastAPI's way to parse a body)
+        request: NewGame | None = None,
         http: Request = None,  # type: ignore[assignment]  # FastAPI passes the request; None when called directly
     ) -> dict[str, Any]:
         request = request or NewGame()
         chosen = request.opponents or default_opponents
-        unknown = [cut(printable(name)) for name in chosen if name not in allowed]
+        unknown = [reprlib.repr(name) for name in chosen if name not in allowed]
         if unknown:
-            raise HTTPException(422, f"unknown opponent(s) {unknown}; choose among {sorted(allowed)}")
+            raise HTTPException(422, f"unknown opponent(s) {', '.join(unknown)}; choose among {sorted(allowed)}")
         if request.rules is not None and request.rules not in preset_names():
-            raise HTTPException(
-                422, f"unknown rules preset {cut(printable(request.rules))!r}; presets: {preset_names()}"
-            )
+            raise HTTPException(422, f"unknown rules preset {reprlib.repr(request.rules)}; presets: {preset_names()}")
         owner = http.client.host if http is not None and http.client is not None else "local"
         seat_specs, labels = list(specs), ["you"] * NUM_PLAYERS
         for k, name in enumerate(chosen, start=1):
@@ -410,7 +294,7 @@ def create_app(
             return game.view()
 
     @app.post("/api/games/{game_id}/actions")
-    def act(game_id: str, request: Action = Depends(_action_request)) -> dict[str, Any]:  # noqa: B008
+    def act(game_id: str, request: Action) -> dict[str, Any]:
         game = games.find(game_id)
         with game.lock:
             if game.over:
@@ -434,11 +318,11 @@ def create_app(
             rec.to_dict(), headers={"Content-Disposition": f'attachment; filename="barbu_{game_id}.json"'}
         )
 
-    @app.post("/api/replays", status_code=201)
+    @app.post("/api/replays", status_code=201, max_body_size=limits.record_bytes)
     def new_replay(body: bytes = Depends(_body)) -> Response:  # noqa: B008 (FastAPI's way to take the raw body)
         try:
-            data = strict_json(body)
-        except ValueError as e:
+            data = json.loads(body)
+        except (ValueError, RecursionError) as e:
             raise HTTPException(422, f"not a valid game record: not JSON ({e})") from None
         try:
             rec = GameRecord.from_dict(data)
@@ -470,14 +354,6 @@ async def _body(request: Request) -> bytes:
     return await request.body()
 
 
-async def _new_game_request(request: Request) -> NewGame:
-    return parse_request(NewGame, await request.body())
-
-
-async def _action_request(request: Request) -> Action:
-    return parse_request(Action, await request.body())
-
-
 def _with_budget(name: str) -> str:
     """The spec a browser's choice of the registered agent ``name`` is built from: the
     name, with its per-move budget if it is a search agent that has one."""
@@ -492,10 +368,8 @@ def _searches(spec: str) -> bool:
 
 
 def uvicorn_config(app: FastAPI, host: str = "127.0.0.1", port: int = 8000) -> Any:
-    """uvicorn's ``Config`` for ``app`` under its limits (``app.state.limits``): the h11
-    protocol with the head timeout and the connection cap (``limits.protocol_class``), the
-    accept backlog and head size of the limits, no websockets. Raises ``ValueError`` if the
-    process may open too few files for the cap (``limits.connection_cap``)."""
+    """uvicorn's ``Config`` for ``app`` under its limits (``app.state.limits``,
+    ``barbu_env.play.web.limits``), no websockets, the client's own address (no proxy headers)."""
     import uvicorn
 
     limits: Limits = app.state.limits
@@ -504,8 +378,11 @@ def uvicorn_config(app: FastAPI, host: str = "127.0.0.1", port: int = 8000) -> A
         host=host,
         port=port,
         log_level="warning",
-        http=protocol_class(limits, connection_cap(limits)),
+        http=type("Protocol", (Protocol,), {"limits": limits}),
         ws="none",
+        proxy_headers=False,
+        limit_concurrency=limits.connections,
+        timeout_keep_alive=limits.keep_alive,
         backlog=limits.backlog,
         h11_max_incomplete_event_size=limits.head_bytes,
     )
@@ -513,13 +390,10 @@ def uvicorn_config(app: FastAPI, host: str = "127.0.0.1", port: int = 8000) -> A
 
 def serve(app: FastAPI, host: str = "127.0.0.1", port: int = 8000, sock: Any = None) -> None:
     """Run ``app`` with uvicorn (``uvicorn_config``) until interrupted, on ``host:port`` or
-    on the bound socket ``sock``; the server's failures are logged one line per kind per
-    ``limits.log_interval`` (``limits.quiet_logs``)."""
+    on the bound socket ``sock``."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn_config(app, host, port))
-    quiet_logs(app.state.limits.log_interval)
-    server.run(sockets=[sock] if sock is not None else None)
+    uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[sock] if sock is not None else None)
 
 
 __all__ = [
@@ -529,16 +403,10 @@ __all__ = [
     "MAX_REQUEST_BYTES",
     "MAX_REPLAYS",
     "MAX_REPLAY_BYTES",
-    "REPLAY_FACTOR",
     "SEARCH_AGENTS",
-    "BigInt",
-    "BodyLimit",
     "create_app",
-    "parse_request",
     "refusal",
-    "request_json",
     "serve",
-    "strict_json",
     "uvicorn_config",
     "validation_detail",
     "view_json",
