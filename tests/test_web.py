@@ -9,12 +9,10 @@ step), where a missing browser fails. Screenshots go to ``$BARBU_SCREENSHOTS`` i
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import shutil
 import urllib.error
-import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -147,24 +145,6 @@ def test_a_replay_is_checked_then_given_trick_by_trick(server, tmp_path):
     assert status == 422 and "final scores" in refused["detail"]
     for bad in ([1, 2], "record", {"format": "other"}):
         assert call(server, "POST", "/api/replays", bad)[0] == 422
-    assert oversized_status(server, "/api/replays", 2_100_000) == 413
-
-
-def oversized_status(base: str, path: str, size: int) -> int:
-    """The status of a POST announcing a ``size``-byte body, sent only if the server asks for it
-    (``Expect: 100-continue``): the server refuses by its length without reading it, and a client
-    that pushed the whole body at once could be cut off mid-send (a broken pipe) instead."""
-    url = urllib.parse.urlsplit(base)
-    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
-    try:
-        conn.putrequest("POST", path)
-        conn.putheader("Content-Type", "application/json")
-        conn.putheader("Content-Length", str(size))
-        conn.putheader("Expect", "100-continue")
-        conn.endheaders()
-        return conn.getresponse().status
-    finally:
-        conn.close()
 
 
 def test_the_table_needs_exactly_one_human():

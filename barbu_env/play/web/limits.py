@@ -80,7 +80,9 @@ class Protocol(H11Protocol):
         if len(self.connections) >= self.limit_concurrency:
             waiting = [c for c in self.connections if c is not self and c.waiting()]
             if waiting:
-                min(waiting, key=lambda c: c.deadline.when()).transport.abort()
+                victim = min(waiting, key=lambda c: c.deadline.when())
+                self.connections.discard(victim)  # now, not when the loop gets to its end: room for this one
+                victim.transport.abort()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

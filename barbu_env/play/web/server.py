@@ -137,8 +137,8 @@ class Action(BaseModel):
 
 
 def validation_detail(errors: Sequence[dict[str, Any]]) -> str:
-    """Pydantic's errors as one line: each field and what is wrong with it."""
-    fields = [(".".join(map(str, e.get("loc", ())[1:])) or "body", e.get("msg", "invalid")) for e in errors]
+    """Pydantic's errors as one line: each field (its first 40 characters) and what is wrong with it."""
+    fields = [(".".join(map(str, e.get("loc", ())[1:]))[:40] or "body", e.get("msg", "invalid")) for e in errors]
     return "invalid request: " + "; ".join(f"{where}: {msg}" for where, msg in fields)
 
 
