@@ -10,6 +10,7 @@ Real HTTP to uvicorn on 127.0.0.1 with small limits, so that each test takes a s
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import time
 
@@ -55,8 +56,9 @@ def closed_within(sock: socket.socket, seconds: float) -> tuple[bytes, bool]:
     return got, False
 
 
-def test_a_client_that_sends_no_whole_request_is_dropped_and_the_server_answers_on():
+def test_a_client_that_sends_no_whole_request_is_dropped_and_the_server_answers_on(caplog):
     with serving(create_app(TABLE, limits=FAST)) as port:
+        logging.getLogger("uvicorn.error").addHandler(caplog.handler)  # set up by uvicorn, not reaching the root
         slow = [
             connect(port),  # silent
             connect(port, b"GET /api/setup HTTP/1.1\r\nHost: x\r\nX-Slow: "),  # half a head
@@ -68,6 +70,8 @@ def test_a_client_that_sends_no_whole_request_is_dropped_and_the_server_answers_
             assert closed and got == b"", got
             sock.close()
         assert ask(port, "GET", "/api/setup")[0] == 200
+    logging.getLogger("uvicorn.error").removeHandler(caplog.handler)
+    assert not [r for r in caplog.records if r.exc_info], "a traceback in the log"
 
 
 @pytest.mark.parametrize("requests,last", [(400, b""), (10, b"Connection: close\r\n")], ids=["kept-alive", "closing"])

@@ -58,7 +58,7 @@ import numpy as np
 from ...util.extras import needs
 
 with needs("web", "barbu_env.play.web.server"):  # one line if the extra is missing
-    from fastapi import Depends, FastAPI, HTTPException, Request
+    from fastapi import Body, FastAPI, HTTPException, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse, Response
     from pydantic import BaseModel, ConfigDict, Field
@@ -319,11 +319,7 @@ def create_app(
         )
 
     @app.post("/api/replays", status_code=201, max_body_size=limits.record_bytes)
-    def new_replay(body: bytes = Depends(_body)) -> Response:  # noqa: B008 (FastAPI's way to take the raw body)
-        try:
-            data = json.loads(body)
-        except (ValueError, RecursionError) as e:
-            raise HTTPException(422, f"not a valid game record: not JSON ({e})") from None
+    def new_replay(data: Annotated[Any, Body()]) -> Response:
         try:
             rec = GameRecord.from_dict(data)
             replay_record(rec)  # the record must replay to its own results
@@ -348,10 +344,6 @@ def create_app(
         return Response(replays.find(replay_id, "replay"), media_type="application/json")
 
     return app
-
-
-async def _body(request: Request) -> bytes:
-    return await request.body()
 
 
 def _with_budget(name: str) -> str:
