@@ -26,8 +26,7 @@ from barbu_env.play.web.server import MAX_DETAIL, create_app  # noqa: E402
 
 
 def ask(port: int, method: str, path: str, body: bytes | None = None, source: str = "127.0.0.1") -> tuple[int, dict]:
-    """One JSON request from the loopback address ``source``: the status and the answer
-    (a body that is not JSON as ``{"detail": text}``)."""
+    """One JSON request from ``source``: the status and the answer (text as ``{"detail": text}``)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30, source_address=(source, 0))
     try:
         conn.request(method, path, body=body, headers={"Content-Type": "application/json"})

@@ -105,10 +105,8 @@ def test_a_client_that_reads_slowly_but_steadily_gets_every_answer():
 
 def test_past_the_connection_cap_a_new_client_is_answered_and_the_longest_waiting_gives_way():
     with serving(create_app(TABLE, limits=Limits(connections=4))) as port:
-        slow = []
-        for _ in range(4):
-            slow.append(connect(port, b"GET / HTTP/1.1\r\n"))
-            time.sleep(0.1)
+        slow = [connect(port, b"GET / HTTP/1.1\r\n") for _ in range(4)]
+        time.sleep(0.3)
         assert ask(port, "GET", "/api/setup")[0] == 200
         assert closed_within(slow[0], 2)[1], "the longest waiting connection is still open"
         assert not any(closed_within(sock, 0.05)[1] for sock in slow[2:])  # the others wait on

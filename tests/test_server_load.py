@@ -1,11 +1,9 @@
 """The server (``barbu serve``) under load, on 127.0.0.1 only: 8 clients play games for
 ``BARBU_LOAD_SECONDS`` (60) while, from the first quarter of the run on, 400 slow clients
-hold what they can (request heads never finished, uploads that stall after 100 kB), each
-one the server drops coming back at once. The server may open 256 files.
-
-No answer to the 8 clients is a 5xx, every finished game's record replays to the scores the
-server showed, the server's memory ends within 100 MB of where it stood after a warm-up, its
-file descriptors stay within its limit, and its log holds no traceback. It prints its figures."""
+hold what they can (heads never finished, uploads stalled after 100 kB), each one dropped
+coming back at once; the server may open 256 files. No answer to the 8 is a 5xx, records
+replay, memory ends within 100 MB of its start, descriptors stay within the limit, and the
+log holds no traceback. It prints its figures."""
 
 from __future__ import annotations
 
