@@ -149,16 +149,9 @@ def test_a_wheel_installed_outside_the_repository_has_the_presets_and_evaluates(
         env=env,
     )  # fmt: skip
     assert "rules classic" in done.stdout and "heuristic" in done.stdout
-    for name, checkpoint in SHIPPED.items():  # every shipped policy, with its model card
+    for name, checkpoint in SHIPPED.items():  # every shipped policy, with its model card (played: the slow test below)
         card = Path(checkpoint).with_suffix(".md").name
         assert {f"barbu_env/agents/pretrained/{f}" for f in (checkpoint, card)} <= set(names), name
-    done = _run(
-        [sys.executable, "-m", "barbu_env.cli.main", "eval",
-         "--agents", "ppo,heuristic,heuristic,heuristic", "--games", "4", "--workers", "1", "--no-progress"],
-        cwd=elsewhere,
-        env=env,
-    )  # fmt: skip
-    assert "ppo" in done.stdout
 
 
 #: Run in the core install: the shipped policy without torch.
