@@ -216,14 +216,10 @@ truncation.
 
 Version history
 ---------------
-* v1 (barbu 0.2.0): observation layout 2 (``barbu_env.game.observation.OBS_LAYOUT``), 1132
-  values (was 924): the ``excluded`` slice; the ``episode`` argument (``"game"``, the
-  default, is the game as before); an unseeded ``reset()`` continues the generator of
-  the last seeded one. Networks trained on layout 1 are refused when loaded; ``barbu_v0``
-  raises ``DeprecatedEnv`` saying so. Since barbu 0.3.0 v1 also takes
-  ``observation="information_state"``, an opt-in: the default observation, and so what
-  is learned with it, did not change, hence no new version.
-* v0 (barbu 0.1.0): first release.
+* v1: observation layout 2 (``barbu_env.game.observation.OBS_LAYOUT``, 1132 values), the
+  ``episode`` and ``observation`` arguments; an unseeded ``reset()`` continues the
+  generator of the last seeded one. Networks trained on layout 1 are refused when loaded;
+  ``barbu_v0`` raises ``DeprecatedEnv`` saying so.
 """
 
 from __future__ import annotations
@@ -255,10 +251,9 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     """PettingZoo's order-enforcing guard with direct paths for the per-decision calls.
 
     The base class reaches ``agents``, ``agent_selection`` and the fields ``last()`` reads
-    through two ``__getattr__`` hops each, which cost a quarter of a decision's time
-    here. This subclass answers them directly once the environment is reset and keeps
-    the base class's behaviour otherwise (errors before ``reset``, the warning on a step
-    after the game)."""
+    through two ``__getattr__`` hops each; this subclass answers them directly once the
+    environment is reset and keeps the base class's behaviour otherwise (errors before
+    ``reset``, the warning on a step after the game)."""
 
     @property
     def agents(self) -> list[str]:

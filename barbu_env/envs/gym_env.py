@@ -88,11 +88,8 @@ Termination
 
 Version history
 ---------------
-* v1 (barbu 0.2.0): the observation is the AEC environment's v1 vector, 1132 values
-  (was 924: the ``excluded`` slice); the ``episode`` argument (``"game"``, the default,
-  is the game as before). ``"Barbu-v0"`` raises ``gymnasium.error.DeprecatedEnv``
-  saying so.
-* v0 (barbu 0.1.0): first release.
+* v1: the AEC environment's v1 observation (1132 values) and the ``episode`` argument.
+  ``"Barbu-v0"`` raises ``gymnasium.error.DeprecatedEnv`` saying so.
 """
 
 from __future__ import annotations
@@ -148,16 +145,10 @@ def check_reset_options(options: dict, allowed: Sequence[str] = RESET_OPTIONS) -
 
 def action_id(action: Any) -> int:
     """``action`` as an action id of ``Discrete(85)``: a whole number 0..84 (a Python or
-    numpy number, or a 0-d array of one); anything else (a bool, a string, an array of
-    shape (1,), a fraction) is refused, naming it, whatever ``illegal_action`` says of legal ones."""
-    try:
-        if isinstance(action, (bool, np.bool_)) or (isinstance(action, np.ndarray) and action.ndim):
-            raise TypeError("not one number")
-        number = int(action)
-        whole = number == action
-    except (TypeError, ValueError, OverflowError):  # None, nan, inf, an array, a string
-        number, whole = -1, False
-    if not whole or not 0 <= number < NUM_ACTIONS:
+    numpy number); one outside the space is a ValueError naming it, whatever
+    ``illegal_action`` says of legal ones."""
+    number = int(action)
+    if number != action or not 0 <= number < NUM_ACTIONS:
         raise ValueError(f"action {quote(action)} is not in Discrete({NUM_ACTIONS})")
     return number
 

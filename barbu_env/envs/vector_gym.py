@@ -39,8 +39,8 @@ action off the mask is replaced by a random legal one, ``info["illegal_action"]`
 for that sub-environment; ``"raise"``: ``IllegalActionError`` and no game moves),
 ``reward_scale``, ``episode`` (``"game"``, ``"round"``, ``"hand"``). ``render_mode``
 must be None (render a game with ``Barbu-v1``). ``hand_results=True`` adds
-``info["hand_results"]``, ``Barbu-v1``'s per-hand records (building them as text costs
-about a third of a step at N = 256, so they are off by default).
+``info["hand_results"]``, ``Barbu-v1``'s per-hand records (off by default: they are
+built as text).
 
 ``step(actions)`` applies ``actions[i]`` (the learner's action in game i, int [N]),
 then plays, in batch, every game's opponents (and the learner's forced moves with
@@ -110,12 +110,9 @@ learner's first decision (possible only with ``skip_forced`` and rules that forc
 every move of the learner's in a hand) is replaced by the next game, where
 ``Barbu-v1``'s ``reset`` would return a finished game.
 
-Speed: the engine's kernels step only the games that are not waiting
-(``barbu_env.game.vector``'s rules, not a copy of them: the loop that steps chosen games is
-compiled in each process, in under a second, against the kernels of the moment, never
-cached stale); agents are asked in batch;
-``python -m benchmarks.bench_vector_env`` measures learner steps per second beside
-``SyncVectorEnv`` and ``AsyncVectorEnv`` of ``Barbu-v1`` (docs/benchmarks.md).
+Speed: the engine's kernels step only the games that are not waiting, agents are asked
+in batch; ``python -m benchmarks.bench_vector_env`` compares it with ``SyncVectorEnv`` and
+``AsyncVectorEnv`` of ``Barbu-v1`` (docs/benchmarks.md).
 
 ``BarbuVectorEnv``: self-play, every seat the caller's (a loose fit)
 ---------------------------------------------------------------------
@@ -240,7 +237,7 @@ class BarbuVectorEnv(VectorEnv):
 # ---------------------------------------------------------------------- one learner against agents
 
 
-@njit(_nrt=False)  # not cached on disk: compiled (under a second) against the current kernels
+@njit(_nrt=False)  # not cached on disk: compiled against the current kernels
 def _step_rows(
     ints,
     cards,

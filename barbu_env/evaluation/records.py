@@ -61,8 +61,8 @@ from ..util.files import printable, quote, read_text, write_text
 
 FORMAT = "barbu-game-record"
 VERSION = 1
-#: The most bytes ``GameRecord.load`` reads: a whole game's record is about 24 KB (its
-#: metadata are free-form), and the browser's replay viewer takes uploads of up to 2 MB too.
+#: The most bytes ``GameRecord.load`` reads (a record may come from anyone); the browser's
+#: replay viewer takes uploads of up to this size too.
 READ_LIMIT = 2_000_000
 
 
