@@ -71,10 +71,11 @@ class RecordError(ValueError):
 
 
 #: The fields a replay walks through, and what each must be (a record may come from anyone:
-#: checked before use). The deals, the first declarer and every action are the engine's to
-#: refuse as the record is replayed.
+#: checked before use; ``agents`` and ``metadata`` may be null). Each deal, the first declarer
+#: and every action are the engine's to refuse as the record is replayed.
 _FIELD_TYPES: dict[str, tuple[type, str]] = {
     "rules": (dict, "a mapping of rule switches"),
+    "deals": (list, "a list of deals"),
     "actions": (list, "a list of integer actions"),
     "hands": (list, "a list of hand results (mappings)"),
     "final_scores": (list, f"a list of {NUM_PLAYERS} integers"),
@@ -154,8 +155,11 @@ class GameRecord:
         if missing:
             raise RecordError(f"game record lacks {missing}")
         for key, (kind, wanted) in _FIELD_TYPES.items():
-            if data.get(key) is not None and not isinstance(data[key], kind):
-                raise RecordError(f"game record field {key!r} must be {wanted}, not {quote(data[key], 60)}")
+            value = data.get(key, [] if key == "agents" else {})
+            if value is None and key in ("agents", "metadata"):
+                continue
+            if not isinstance(value, kind) or (key == "agents" and value and len(value) != NUM_PLAYERS):
+                raise RecordError(f"game record field {key!r} must be {wanted}, not {quote(value, 60)}")
         return cls(
             rules=data["rules"],
             first_declarer=data["first_declarer"],

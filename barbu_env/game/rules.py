@@ -267,6 +267,8 @@ def read_rules_file(path: str | Path) -> Rules:
         raise RulesError(str(e)) from None
     except FileNotFoundError:
         raise RulesError(f"rules file {path} not found") from None
+    except RecursionError:  # no traceback from a command, even for a file nested thousands deep
+        raise RulesError(f"{path}: YAML nested too deeply to be a rules file") from None
     if not isinstance(data, Mapping):
         raise RulesError(f"{path}: a rules file holds a mapping of switches")
     data = dict(data)
