@@ -255,16 +255,6 @@ def test_a_seat_forced_by_counting_gets_its_cards_with_certainty(positions):
         assert (p[mine, 1] == pytest.approx(1.0, abs=1e-8)) and not p[mine, 2:].any()
 
 
-def test_bad_arguments_are_refused(positions):
-    obs = positions[0][0]
-    with pytest.raises(ValueError, match="seat must be"):
-        belief.probabilities(obs, model="uniform", seat=4)
-    with pytest.raises(ValueError, match="an observation is"):
-        belief.probabilities(obs[:-1], model="uniform")
-    with pytest.raises(ValueError, match="n must be"):
-        belief.sample_hidden(obs, -1, np.random.default_rng(0), model="uniform")
-
-
 WITHOUT_TORCH = """
 import sys
 sys.modules["torch"] = None
@@ -327,12 +317,6 @@ def test_a_model_that_outputs_nan_infinity_or_the_wrong_shape_is_refused_not_dea
             belief.sample_hidden(obs, 2, rng, model=Constant(out))
         with pytest.raises(ValueError, match=message):
             belief.samplers(np.stack([obs] * 3), model=Constant(out))
-    nan_obs = obs.copy()
-    nan_obs[-5] = np.nan
-    with pytest.raises(ValueError, match="NaN or infinity"):
-        belief.probabilities(nan_obs, model="uniform")
-    with pytest.raises(ValueError, match="observation 1: .*NaN or infinity"):
-        belief.samplers(np.stack([obs, nan_obs]), model="uniform")
 
 
 def test_a_model_sure_of_everything_still_gives_exact_probabilities_and_deals(positions):
@@ -357,15 +341,8 @@ def test_a_model_sure_of_everything_still_gives_exact_probabilities_and_deals(po
 @pytest.mark.parametrize(
     "model, message",
     [
-        ("beleif", "not a file"),
-        ("", "not a file"),
-        ("UNIFORM", "not a file"),
-        (3, "a loaded model"),
+        ("beleif", "beleif: no such belief network checkpoint file"),
         (str(Path(__file__).parents[1] / "README.md"), "README.md is not a belief network checkpoint"),
-        ("tests", "not a file"),
-        ("x" * 5000, "not a file"),
-        ("a\0b", "not a file"),
-        (["belief"] * 100_000, "a loaded model"),
     ],
 )
 def test_a_model_that_is_not_a_model_is_refused_in_one_line(positions, model, message):
@@ -391,20 +368,9 @@ def test_the_shipped_network_answers_to_belief_and_a_bad_checkpoint_is_named(pos
         belief.load_model(tmp_path / "empty.pt")
 
 
-def test_sampler_arguments_are_checked(positions):
-    obs = positions[2][0]
-    sampler = belief.Sampler(obs, model="uniform")
+def test_no_draws_and_no_observations_are_empty(positions):
+    sampler = belief.Sampler(positions[2][0], model="uniform")
     assert sampler.draw(0, np.random.default_rng(0)).shape == (0, 3)
-    for rng in (None, 42, np.random.RandomState(0)):
-        with pytest.raises(ValueError, match="rng must be a numpy.random.Generator"):
-            sampler.draw(2, rng)
-    for passes in (-1, 1.5, None):
-        with pytest.raises(ValueError, match="passes must be"):
-            belief.Sampler(obs, model="uniform", passes=passes)
-    with pytest.raises(ValueError, match="seat must be"):
-        belief.probabilities(obs, model="uniform", seat=1.0)
-    with pytest.raises(ValueError, match=r"observations are float \[k, 1132\]"):
-        belief.samplers(obs, model="uniform")
     assert belief.samplers(np.zeros((0, 1132)), model="uniform") == []
 
 
@@ -416,8 +382,6 @@ def test_exact_marginals_do_not_change_when_a_seat_or_a_card_is_weighted_by_any_
         w[:, 0] = factor
         assert np.allclose(belief.exact_marginals(obs, w), uniform)
         assert np.allclose(belief.exact_marginals(obs, np.full((NUM_CARDS, 3), factor)), uniform)
-    with pytest.raises(ValueError, match="NaN, infinity or a negative"):
-        belief.exact_marginals(obs, -np.ones((NUM_CARDS, 3)))
 
 
 def test_checkpoints_a_network_cannot_answer_from_are_refused_at_load(tmp_path):
@@ -436,29 +400,3 @@ def test_checkpoints_a_network_cannot_answer_from_are_refused_at_load(tmp_path):
             belief.load_model(tmp_path / f"{name}.pt")
         assert "\n" not in str(info.value)
     assert repr(belief.load_model()) == f"BeliefModel({belief.SHIPPED_MODEL.resolve()})"
-
-
-def test_observations_that_contradict_themselves_are_refused(positions):
-    obs, _, _ = next(p for p in positions if decode(p[0])["played"].sum() > 0)
-    with pytest.raises(ValueError, match="observation\\['observation'\\]"):
-        belief.probabilities({"observation": obs, "action_mask": np.ones(85)}, model="uniform")
-    fields = decode(obs)
-    held = np.flatnonzero(fields["hand"])[0]
-    both = obs.copy()
-    both[OFFSETS["played"][0] + held] = 1  # a card in the hand and in the first seat's played row
-    with pytest.raises(ValueError, match="both held and played"):
-        belief.probabilities(both, model="uniform")
-    short = obs.copy()
-    short[OFFSETS["cards_left"][0]] -= 1 / 13  # the observer's count no longer matches its hand
-    short[OFFSETS["cards_left"][0] + 1] += 1 / 13
-    with pytest.raises(ValueError, match="the observer holds"):
-        belief.probabilities(short, model="uniform")
-    with pytest.raises(ValueError, match="passes must be an int from 0 to 1000"):
-        belief.Sampler(obs, model="uniform", passes=10**9)
-
-
-@pytest.mark.parametrize("path", ["a" * 5000, "a\0b", "nope.pt"])
-def test_load_model_refuses_a_path_that_is_no_file_in_one_short_line(path):
-    with pytest.raises(ValueError, match="no such belief network checkpoint file") as refused:
-        belief.load_model(path)
-    assert len(str(refused.value)) < 300

@@ -163,8 +163,6 @@ def test_actions_outside_the_space_and_unknown_reset_options_are_refused():
     envs.step(actions.astype(np.float64))  # whole numbers as floats are actions too
     with pytest.raises(ValueError, match="first_declare"):
         envs.reset(options={"first_declare": 2})
-    with pytest.raises(ValueError, match="opponent"):
-        BarbuGymVectorEnv(2, opponents=None)
 
 
 def test_illegal_action_raise_names_it_and_moves_no_game():

@@ -89,6 +89,8 @@ def tampered(record: GameRecord, change) -> GameRecord:
         (lambda d: d["rules"].__setitem__("trumps_points", 6), "differs"),
         (lambda d: d["rules"].__setitem__("no_such_rule", 1), "unknown rule"),
         (lambda d: d["deals"][0].__setitem__(0, "AS AS"), "deals"),
+        (lambda d: d["hands"].__setitem__(0, 5), "hand 1 differs"),
+        (lambda d: d.__setitem__("first_declarer", "P0"), "first declarer"),
     ],
 )
 def test_a_tampered_record_raises(record, change, message):
@@ -105,6 +107,11 @@ def test_not_a_record_raises(tmp_path):
     path.write_text("{")
     with pytest.raises(RecordError, match="not JSON"):
         GameRecord.load(path)
+    path.write_text(GameRecord.from_state(random_game(0, stop_after=10)).to_json().replace('"final_scores"', '"x"'))
+    with pytest.raises(RecordError, match="lacks"):
+        GameRecord.load(path)
+    with pytest.raises(RecordError, match="'final_scores' must be a list of 4 integers"):
+        GameRecord.from_dict({**json.loads(path.read_text()), "final_scores": "all zero"})
 
 
 def test_render_shows_every_hand(record):

@@ -18,11 +18,11 @@ after it, here, without torch:
    cards left that may hold only three of the unseen cards must hold those three). The
    allowed cells are exactly those with a nonzero uniform marginal, computed by the dynamic
    program below; a position with no consistent deal (sizes that do not add up to the
-   unseen cards, a card every seat is excluded from, counts that cannot be met), or an
-   observation with NaN or infinity, raises ``ValueError``.
+   unseen cards, a card every seat is excluded from, counts that cannot be met) raises
+   ``ValueError``.
 2. The network's logits are a correction to the logarithms of those uniform marginals
-   (clipped to ``CLIP`` nats either way; a model's output must be finite, of shape
-   [k, 52, 3]): from the softmax of their sum (0 on the cells not allowed; a network that outputs zeros
+   (clipped to ``CLIP`` nats either way; a model whose output is not finite is refused):
+   from the softmax of their sum (0 on the cells not allowed; a network that outputs zeros
    gives the uniform marginals exactly), iterative proportional fitting (Sinkhorn's
    algorithm) rescales rows and columns in turn until every card's row sums to 1 and every
    seat's column sums to its number of unseen cards, to ``TOLERANCE`` (largest row or
@@ -88,7 +88,6 @@ from ..game.cards import NUM_CARDS
 from ..game.constants import NUM_PLAYERS
 from ..game.observation import NUM_CARD_ROWS, OBS_DIM, OFFSETS, card_sets
 from ..util.extras import require
-from ..util.files import is_file, quote
 
 #: The other seats, relative seats 1, 2, 3.
 NUM_OTHERS = NUM_PLAYERS - 1
@@ -102,8 +101,6 @@ MAX_SINKHORN = 10_000
 MIXES = (0.0, 0.01, 0.1, 0.5, 1.0)
 #: Passes of iterative proportional fitting of the sampler's weights to the model's marginals.
 FIT_PASSES = 10
-#: The most passes a caller may ask for (each about 20 microseconds).
-MAX_PASSES = 1000
 #: The shipped network (``docs/belief.md``) and its model card ``belief.md``.
 SHIPPED_MODEL = Path(__file__).parent / "pretrained" / "belief.pt"
 #: ``model="uniform"``: no network, the exact uniform marginals.
@@ -288,31 +285,16 @@ class _Hidden:
     [m, 3] (not excluded), ``hand`` the observer's cards (a set)."""
 
     def __init__(self, observation: np.ndarray):
-        if isinstance(observation, dict):
-            raise ValueError("give the observation array (the environment's observation['observation']), not the dict")
-        try:
-            obs = np.asarray(observation, dtype=np.float32)
-        except (TypeError, ValueError, RuntimeError) as e:
-            raise ValueError(f"an observation is float[{OBS_DIM}], not {type(observation).__name__} ({e})") from None
-        if obs.shape != (OBS_DIM,):
-            raise ValueError(f"an observation is float[{OBS_DIM}], not shape {obs.shape}")
-        if not np.isfinite(obs).all():
-            raise ValueError("an observation holds only finite numbers: this one has NaN or infinity")
+        obs = np.asarray(observation, dtype=np.float32).reshape(OBS_DIM)
         rows = card_sets(obs[: NUM_CARD_ROWS * NUM_CARDS].reshape(NUM_CARD_ROWS, NUM_CARDS)).tolist()
         self.hand = rows[_HAND_ROW]
         seen = self.hand
         for r in range(NUM_PLAYERS):
-            if seen & rows[_PLAYED_ROW + r]:
-                raise ValueError("inconsistent observation: a card is both held and played, or played twice")
             seen |= rows[_PLAYED_ROW + r]
         self.cards = np.array([c for c in range(NUM_CARDS) if not seen >> c & 1], dtype=np.int64)
         left = np.round(obs[_LEFT : _LEFT + NUM_PLAYERS].astype(np.float64) * MAX_HAND).astype(np.int64)
         self.sizes = left[1:].copy()
-        if left[0] != self.hand.bit_count():
-            raise ValueError(
-                f"inconsistent observation: the observer holds {self.hand.bit_count()} cards, "
-                f"but its count of cards left says {left[0]}"
-            )
+        # the kernels' tables hold at most MAX_HAND cards a seat: a position that does not add up is refused
         if (self.sizes < 0).any() or (self.sizes > MAX_HAND).any() or self.sizes.sum() != len(self.cards):
             raise ValueError(
                 f"inconsistent observation: the other seats hold {self.sizes.tolist()} cards, "
@@ -407,9 +389,8 @@ def model_path(name: str | Path | None) -> Path:
 def load_model(path: str | Path | None = None) -> Any:
     """The belief network in ``path`` (a checkpoint of ``python -m barbu_training.belief``;
     None: the shipped one), loaded once per path and kept; it needs torch (the ``train``
-    extra: without it, a one-line ``MissingExtraError``)."""
-    if path is not None and path != SHIPPED and not is_file(path):
-        raise ValueError(f"{quote(str(path), 200)}: no such belief network checkpoint file")
+    extra: without it, a one-line ``MissingExtraError``). A file that is not a belief
+    checkpoint is refused in one line (``barbu_models.belief.BeliefModel.load``: ``weights_only``)."""
     path = model_path(path).resolve()
     key = str(path)
     if key not in _CACHE:
@@ -429,59 +410,20 @@ def _is_uniform(model: Any) -> bool:
 
 
 def _model(model: Any) -> Any:
-    """``model`` as ``_Hidden`` takes it: a loaded network, or ``UNIFORM``; ValueError in one
-    line for anything else than the module docstring's choices."""
-    if model is None or isinstance(model, str) and model == SHIPPED:
-        return load_model(None)
+    """``model`` as ``_Hidden`` takes it: a loaded network, or ``UNIFORM``."""
     if _is_uniform(model):
         return model
-    if isinstance(model, (str, Path)):
-        if not is_file(model):
-            raise ValueError(
-                f"model must be None or 'belief' (the shipped network), 'uniform', a belief checkpoint file "
-                f"or a loaded model, not {quote(str(model), 200)} (not a file)"
-            )
+    if model is None or isinstance(model, (str, Path)):
         return load_model(model)
-    if not callable(getattr(model, "logits", None)):
-        raise ValueError(
-            f"model must be None or 'belief' (the shipped network), 'uniform', a belief checkpoint file "
-            f"or a loaded model (with logits(obs)), not {quote(model)}"
-        )
     return model
 
 
 def _logits(model: Any, obs: np.ndarray) -> np.ndarray:
-    """The model's output for observations [k, 1132], checked: finite float [k, 52, 3]."""
-    try:
-        out = np.asarray(model.logits(obs), dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"the belief model {model!r} gave logits that are not an array of numbers ({e})") from None
-    if out.shape != (len(obs), NUM_CARDS, NUM_OTHERS):
-        raise ValueError(
-            f"the belief model gave logits of shape {out.shape} for {len(obs)} observations, "
-            f"not ({len(obs)}, {NUM_CARDS}, {NUM_OTHERS})"
-        )
+    """The model's output for observations [k, 1132]: float [k, 52, 3], finite."""
+    out = np.asarray(model.logits(obs), dtype=np.float64).reshape(len(obs), NUM_CARDS, NUM_OTHERS)
     if not np.isfinite(out).all():
         raise ValueError(f"the belief model {model!r} gave logits that are not finite (NaN or infinity)")
     return out
-
-
-def _check_passes(passes: int) -> int:
-    if isinstance(passes, bool) or not isinstance(passes, (int, np.integer)) or not 0 <= passes <= MAX_PASSES:
-        raise ValueError(f"passes must be an int from 0 to {MAX_PASSES}, not {quote(passes)}")
-    return int(passes)
-
-
-def _check_n(n: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"n must be an int >= 0, not {quote(n)}")
-    return int(n)
-
-
-def _check_rng(rng: Any) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), not {quote(rng)}")
-    return rng
 
 
 def _absolute(rel: np.ndarray, seat: int) -> np.ndarray:
@@ -489,17 +431,10 @@ def _absolute(rel: np.ndarray, seat: int) -> np.ndarray:
     return rel[:, [(p - seat) % NUM_PLAYERS for p in range(NUM_PLAYERS)]]
 
 
-def _check_seat(seat: int) -> int:
-    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or seat not in range(NUM_PLAYERS):
-        raise ValueError(f"seat must be 0-3, not {quote(seat)}")
-    return int(seat)
-
-
 def probabilities(observation: np.ndarray, model: Any = None, seat: int = 0) -> np.ndarray:
     """Float64 [52, 4]: the probability that each card is in each seat's hand now, by
     absolute seat, the observer at ``seat`` (module docstring). ValueError if no deal is
     consistent with ``observation``."""
-    seat = _check_seat(seat)
     h = _Hidden(observation)
     rel = np.zeros((NUM_CARDS, NUM_PLAYERS))
     rel[[c for c in range(NUM_CARDS) if h.hand >> c & 1], 0] = 1.0
@@ -518,9 +453,7 @@ def sample_hidden(
 
 
 def _draw(h: _Hidden, n: int, rng: np.random.Generator, model: Any, passes: int) -> np.ndarray:
-    _check_n(n)  # both before the fit
-    _check_rng(rng)
-    return Sampler._of(h, _model(model), _check_passes(passes)).draw(n, rng)
+    return Sampler._of(h, _model(model), passes).draw(n, rng)
 
 
 class Sampler:
@@ -530,7 +463,7 @@ class Sampler:
     that samples its worlds in rounds). ``samplers`` makes many, the network asked once."""
 
     def __init__(self, observation: np.ndarray, model: Any = None, passes: int = FIT_PASSES):
-        self._set(_Hidden(observation), _model(model), _check_passes(passes), None)
+        self._set(_Hidden(observation), _model(model), passes, None)
 
     @classmethod
     def _of(cls, hidden: _Hidden, model: Any, passes: int, logits: np.ndarray | None = None) -> Sampler:
@@ -544,8 +477,7 @@ class Sampler:
 
     def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` deals (uint64 [n, 3]); deterministic for the state of ``rng``."""
-        n = _check_n(n)
-        uniforms = _check_rng(rng).random((n, len(self._h.cards)))
+        uniforms = rng.random((n, len(self._h.cards)))
         out = np.zeros((n, NUM_OTHERS), dtype=np.uint64)
         _sample(self._w, self._h.sizes, self._table, self._h.cards, uniforms, out)
         return out
@@ -554,12 +486,10 @@ class Sampler:
 def samplers(observations: np.ndarray, model: Any = None, passes: int = FIT_PASSES) -> list[Sampler]:
     """One ``Sampler`` per observation (float [k, 1132]), the network asked once for all of
     them. ValueError, naming the row, if an observation has no consistent deal."""
-    observations = np.asarray(observations, dtype=np.float32)
-    if observations.size == 0:
+    observations = np.asarray(observations, dtype=np.float32).reshape(-1, OBS_DIM)
+    if not len(observations):
         return []
-    if observations.ndim != 2 or observations.shape[1] != OBS_DIM:
-        raise ValueError(f"observations are float [k, {OBS_DIM}], not shape {observations.shape}")
-    model, passes = _model(model), _check_passes(passes)
+    model = _model(model)
     hidden = []
     for i, obs in enumerate(observations):
         try:
@@ -582,7 +512,6 @@ def sample_deals(
     """``n`` whole deals of the current hands consistent with ``observation``, drawn as
     ``sample_hidden`` draws: uint64 [n, 4] card sets by absolute seat, the observer (at
     ``seat``) holding its own hand in every deal."""
-    seat = _check_seat(seat)
     h = _Hidden(observation)
     hidden = _draw(h, n, rng, model, FIT_PASSES)
     rel = np.concatenate([np.full((len(hidden), 1), h.hand, dtype=np.uint64), hidden], axis=1)
@@ -594,7 +523,7 @@ def sampler_marginals(observation: np.ndarray, model: Any = None, passes: int = 
     not unseen) of the deals ``sample_hidden`` draws with ``passes`` passes of fitting: the
     model's ``probabilities`` up to the fit's remaining gap (``docs/belief.md`` measures it)."""
     h = _Hidden(observation)
-    w, _ = h.weights(_model(model), _check_passes(passes))
+    w, _ = h.weights(_model(model), passes)
     out = np.zeros((NUM_CARDS, NUM_OTHERS))
     out[h.cards] = h.tables(w)[1]
     return out
@@ -606,12 +535,7 @@ def exact_marginals(observation: np.ndarray, weights: np.ndarray) -> np.ndarray:
     weights[c, owner(c)]`` (``weights`` [52, 3] by relative seat 1, 2, 3, nonnegative;
     excluded cells count as 0). ValueError if no deal has a positive weight."""
     h = _Hidden(observation)
-    w = np.asarray(weights, dtype=np.float64)
-    if w.shape != (NUM_CARDS, NUM_OTHERS):
-        raise ValueError(f"weights are float [52, 3], not shape {w.shape}")
-    if not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError("weights are finite and nonnegative: these have NaN, infinity or a negative number")
-    w = np.where(h.allowed, w[h.cards], 0.0)
+    w = np.where(h.allowed, np.asarray(weights, dtype=np.float64)[h.cards], 0.0)
     # Scaling a seat's column or a card's row changes no deal's share: both are scaled to a
     # largest entry of 1 first, so that the tables neither overflow nor underflow.
     for axis in (0, 1):

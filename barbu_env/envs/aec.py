@@ -201,8 +201,7 @@ Reset options
 ``"deals"`` (up to 28 deals, each four lists of 13 cards as ids or text, for hands 1, 2,
 ...; later hands are dealt from the seed). Same seed and options, same game. Other keys
 are ignored (PettingZoo's ``api_test`` passes one of its own); ``Barbu-v1`` refuses them.
-Malformed deals raise ``DealError`` (a ``ValueError``); options that are not a mapping (nor
-None) raise ``TypeError``.
+Malformed deals raise ``DealError`` (a ``ValueError``).
 
 Seeding follows Gymnasium: ``reset(seed=s)`` seeds the environment's generator
 (``env.unwrapped.np_random``) and draws the game from it; a ``reset()`` without a seed
@@ -217,19 +216,14 @@ truncation.
 
 Version history
 ---------------
-* v1 (barbu 0.2.0): observation layout 2 (``barbu_env.game.observation.OBS_LAYOUT``), 1132
-  values (was 924): the ``excluded`` slice; the ``episode`` argument (``"game"``, the
-  default, is the game as before); an unseeded ``reset()`` continues the generator of
-  the last seeded one. Networks trained on layout 1 are refused when loaded; ``barbu_v0``
-  raises ``DeprecatedEnv`` saying so. Since barbu 0.3.0 v1 also takes
-  ``observation="information_state"``, an opt-in: the default observation, and so what
-  is learned with it, did not change, hence no new version.
-* v0 (barbu 0.1.0): first release.
+* v1: observation layout 2 (``barbu_env.game.observation.OBS_LAYOUT``, 1132 values), the
+  ``episode`` and ``observation`` arguments; an unseeded ``reset()`` continues the
+  generator of the last seeded one. Networks trained on layout 1 are refused when loaded;
+  ``barbu_v0`` raises ``DeprecatedEnv`` saying so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -257,10 +251,9 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     """PettingZoo's order-enforcing guard with direct paths for the per-decision calls.
 
     The base class reaches ``agents``, ``agent_selection`` and the fields ``last()`` reads
-    through two ``__getattr__`` hops each, which cost a quarter of a decision's time
-    here. This subclass answers them directly once the environment is reset and keeps
-    the base class's behaviour otherwise (errors before ``reset``, the warning on a step
-    after the game)."""
+    through two ``__getattr__`` hops each; this subclass answers them directly once the
+    environment is reset and keeps the base class's behaviour otherwise (errors before
+    ``reset``, the warning on a step after the game)."""
 
     @property
     def agents(self) -> list[str]:
@@ -287,15 +280,6 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         return self.env.last(observe)
 
 
-def reset_options(options: Any) -> Mapping:
-    """``reset``'s ``options``: a mapping, or None for none; anything else a ``TypeError``."""
-    if options is None:
-        return {}
-    if not isinstance(options, Mapping):
-        raise TypeError(f"reset options must be a dict (or None), not {type(options).__name__} {quote(options)}")
-    return options
-
-
 def env(**kwargs: Any) -> AECEnv:
     """The Barbu AEC environment, guarded against out-of-order calls."""
     return OrderEnforcingWrapper(raw_env(**kwargs))
@@ -320,7 +304,7 @@ class raw_env(AECEnv):
         observation: str = "observation",
     ):
         super().__init__()
-        if not isinstance(observation, str) or observation not in OBSERVATION_KINDS:
+        if observation not in OBSERVATION_KINDS:
             raise ValueError(f"observation must be one of {tuple(OBSERVATION_KINDS)}, not {quote(observation)}")
         self.observation = observation
         self._information_state = observation == "information_state"
@@ -371,7 +355,7 @@ class raw_env(AECEnv):
     # ------------------------------------------------------------------ API
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        options = reset_options(options)  # other keys are ignored, as PettingZoo's api_test expects
+        options = options or {}  # other keys are ignored, as PettingZoo's api_test expects
         if seed is not None or self._np_random is None:
             self._np_random = np.random.default_rng(seed)
         self.game = BarbuState.new_game(
@@ -396,8 +380,6 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if action is None:
-            raise IllegalActionError(f"{agent} must act: None is only for agents that are done")
         if type(action) is not int or not 0 <= action < NUM_ACTIONS:
             action = action_id(action)  # IllegalActionError for anything but an action id, in either mode
         game = self.game

@@ -271,9 +271,7 @@ class BarbuGame(pyspiel.Game):
     def make_py_observer(self, iig_obs_type: pyspiel.IIGObservationType | None = None, params=None) -> BarbuObserver:
         """The observer of ``iig_obs_type`` (``BarbuObserver``; the default: the observation)."""
         if isinstance(iig_obs_type, Mapping):  # OpenSpiel's C++ calls make_py_observer(params) for the default
-            iig_obs_type, params = None, iig_obs_type
-        if params:
-            raise ValueError(f"python_barbu's observer takes no parameters, got {params}")
+            iig_obs_type = None
         return BarbuObserver(iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False))
 
 
@@ -476,8 +474,6 @@ class BarbuSpielState(pyspiel.State):
         if e is None:
             out.fill(0.0)
             return
-        if not 0 <= player < NUM_PLAYERS:
-            raise ValueError(f"player must be 0-3, not {quote(player)}")
         K.game_observe(*e._games, e._rp, out, out64, player)
         if core.ndealt < DEAL_NODES:
             x = out[0]
@@ -549,8 +545,6 @@ def state_from_engine(game: BarbuGame, barbu_state: BarbuState) -> BarbuSpielSta
     with an empty history and zero returns. The engine state's episode and rules must be
     the game's (build it with the same ``episode``: ``BarbuState.from_position(...,
     episode="hand")`` for ``load_game(rules, episode="hand")``)."""
-    if not isinstance(barbu_state, BarbuState):
-        raise TypeError(f"state_from_engine takes a BarbuState, not {type(barbu_state).__name__}")
     if barbu_state.is_terminal:
         raise ValueError("the engine state is over: there is nothing to continue")
     if barbu_state.episode != game.episode:

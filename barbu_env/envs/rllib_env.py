@@ -6,7 +6,7 @@ else in ``barbu_env`` imports this module.
 ``BarbuMultiAgentEnv(config)`` turns ``barbu_env.env()`` into an RLlib
 ``MultiAgentEnv``; ``config`` may give ``rules`` and ``episode`` (``"game"``, the
 default, ``"round"`` or ``"hand"``), as for ``barbu_env.env``, and ``reward_scale``
-(default 1; a number from -1e30 to 1e30, else a ValueError).
+(default 1).
 
 =================  ==============================================================
 Agents             ``player_0`` ... ``player_3`` (all four act; map them to one policy
@@ -22,11 +22,10 @@ Rewards            each agent's own settled hand scores (times ``reward_scale``)
                    with a final observation (mask all zero) and ``terminated``
 =================  ==============================================================
 
-``reset``'s ``options`` are the AEC environment's (not a mapping: ``TypeError``). ``step``
-takes a dict with the action of the agent to act (``action_dict[agent]``), an action id as
-the AEC environment takes it (a Python or numpy integer, a 0-d integer array): anything
-else is an ``IllegalActionError`` (a ``ValueError``) naming it, and a dict without that
-agent's action a ``ValueError`` saying whose is missing.
+``reset``'s ``options`` are the AEC environment's. ``step`` takes a dict with the action of
+the agent to act (``action_dict[agent]``), an action id as the AEC environment takes it (a
+Python or numpy integer, a 0-d integer array): anything else is an ``IllegalActionError``
+(a ``ValueError``) naming it.
 
 RLlib's env checker steps with unmasked random actions, which the game rejects (an
 illegal action raises, as in the AEC environment): build with
@@ -42,8 +41,6 @@ plays a saved module in ``barbu eval``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 from gymnasium import spaces
 
@@ -51,9 +48,7 @@ from ..game.actions import AGENTS, NUM_ACTIONS
 from ..game.credit import SeatCredit
 from ..game.observation import OBS_HIGH, OBS_LOW, observation_bounds
 from ..util.extras import needs
-from ..util.files import quote
 from .aec import env
-from .stepping import check_reward_scale
 
 with needs("rllib", "barbu_env.envs.rllib_env", package="ray[rllib]"):  # one line if the extra is missing
     from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
@@ -84,7 +79,7 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
         super().__init__()
         config = dict(config or {})
         self.env = env(rules=config.get("rules"), episode=config.get("episode", "game"))
-        self.reward_scale = check_reward_scale(config.get("reward_scale", 1.0))
+        self.reward_scale = float(config.get("reward_scale", 1.0))
         self.agents = self.possible_agents = list(AGENTS)
         space = observation_space(*observation_bounds(self.env.unwrapped.rules))
         self.observation_spaces = {a: space for a in AGENTS}
@@ -99,15 +94,7 @@ class BarbuMultiAgentEnv(MultiAgentEnv):
 
     def step(self, action_dict: dict):
         aec = self.env
-        agent = aec.agent_selection
-        if not isinstance(action_dict, Mapping) or agent not in action_dict:
-            got = (
-                f"a dict of {quote(sorted(map(str, action_dict)))}"
-                if isinstance(action_dict, Mapping)
-                else quote(action_dict)
-            )
-            raise ValueError(f"step takes a dict with the action of {agent}, the agent to act, not {got}")
-        aec.step(action_dict[agent])  # the AEC environment checks that it is an action id
+        aec.step(action_dict[aec.agent_selection])  # the AEC environment checks that it is an action id
         # This step's rewards (a hand's settled scores, or 0) go to each agent's latest decision.
         self._credit.add([[self.reward_scale * aec.rewards[a] for a in AGENTS]])
         if all(aec.terminations.values()):  # the episode is over: every seat's last rewards

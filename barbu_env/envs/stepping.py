@@ -6,9 +6,6 @@
   generator). ``check_illegal_action(mode, default)`` refuses any other choice, listing the
   adapter's default first; ``play_instead`` applies the choice. Each adapter keeps its own
   default (the AEC environment ``"raise"``, ``Barbu-v1`` and its vector form ``"random"``).
-- The reward scale: ``check_reward_scale(value)`` is ``value`` as a float if it is a real
-  number of at most ``MAX_REWARD_SCALE`` in size (not a bool), else a ValueError of one
-  line (a NaN, infinite or huge scale would make rewards and their sums NaN or infinite).
 - The terminal mask: ``action_mask(game, seat)`` is ``seat``'s legal actions as an int8[85]
   mask, all zeros when another seat is to act or the game is over.
 - Playing the others until a seat: ``play_turns(game, agents, until)`` lets the agents seated
@@ -31,17 +28,11 @@ import numpy as np
 from ..game.actions import AGENTS, NUM_ACTIONS, mask_array
 from ..game.constants import NUM_PLAYERS
 from ..game.engine import IllegalActionError
-from ..util.argtypes import Range
 from ..util.files import quote
 
 if TYPE_CHECKING:
     from ..agents.base import Agent
     from ..game.engine import BarbuState, HandResult
-
-#: The largest reward scale (either sign): a game's settled scores (a few thousand points at
-#: most) times this stay finite even in float32, where a learner's buffers often keep them.
-MAX_REWARD_SCALE = 1e30
-_REWARD_SCALE = Range(-MAX_REWARD_SCALE, MAX_REWARD_SCALE, integer=False)
 
 #: What a step may do with an action off the mask: raise, or play a random legal action instead.
 ILLEGAL_ACTION_MODES = ("raise", "random")
@@ -54,22 +45,6 @@ def check_illegal_action(mode: Any, default: str) -> str:
         modes = (default, *(m for m in ILLEGAL_ACTION_MODES if m != default))
         raise ValueError(f"illegal_action must be one of {modes}, not {quote(mode)}")
     return mode
-
-
-def check_reward_scale(value: Any) -> float:
-    """``value`` as a float if it is a real number (``numbers.Real``: an int, a float, a
-    fraction, a numpy scalar; not a bool) from ``-MAX_REWARD_SCALE`` to ``MAX_REWARD_SCALE``
-    (``argtypes.Range``'s test), else a ValueError of one line.
-
-    >>> check_reward_scale(0.01)
-    0.01
-    """
-    if _REWARD_SCALE.holds(value):
-        return float(value)
-    raise ValueError(
-        f"reward_scale must be a number (an int or a float) from -{MAX_REWARD_SCALE:g} to {MAX_REWARD_SCALE:g},"
-        f" not {quote(value)}"
-    )
 
 
 def play_instead(mode: str, legal: Sequence[int], rng: np.random.Generator, refusal: Callable[[], str]) -> int:

@@ -13,10 +13,8 @@ asked again: input that cannot be read says so; a legal-looking choice that the 
 is answered with the rule (the kernels' reason, put into words by ``barbu_env.view.refusals``, in
 the numbers and switches of the ``rules`` the agent is given).
 
-``read`` and ``write`` default to the terminal (``input`` and standard output; from a pipe or
-a file, a line of over ``MAX_LINE`` characters is read through and dropped, and refused as
-any unreadable choice is, so what is held of it stays bounded); tests pass their own, e.g.
-``read=iter(lines).__next__``-like functions.
+``read`` and ``write`` default to the terminal (``input`` and ``print``); tests pass their
+own, e.g. ``read=iter(lines).__next__``-like functions.
 
 >>> import numpy as np
 >>> from barbu_env.game.engine import BarbuState
@@ -33,8 +31,8 @@ barbu_env.play.terminal.ChoiceError: 'QH' is a card, but the declarer (you) choo
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -45,7 +43,7 @@ from ..game.cards import RANK_NAMES, SUIT_LETTERS, SUIT_NAMES, card_from_text, c
 from ..game.constants import CONTRACT_LABELS, CONTRACT_NAMES, NUM_CONTRACTS, NUM_HANDS, NUM_PLAYERS, Contract, Phase
 from ..game.engine import BarbuState, HandResult
 from ..game.rules import Rules, load_rules
-from ..view.refusals import reason, refusal_text
+from ..view.refusals import refusal_text
 
 if TYPE_CHECKING:
     from ..agents.base import Agent
@@ -318,43 +316,7 @@ def _check_card(view: TableView, card: int) -> int:
     raise ChoiceError(refusal_text(view, card))
 
 
-def why_not_card(view: TableView, card: int) -> str:
-    """Why the viewer may not play ``card`` (not legal) now, in words: the kernels' reason
-    (``barbu_env.view.refusals.reason``)."""
-    return reason(view, card)
-
-
 # ---------------------------------------------------------------------- the agent
-
-
-#: The longest line ``barbu play`` reads from a pipe or a file as one choice.
-MAX_LINE = 1_000
-
-
-def _terminal_read(prompt: str) -> str:
-    """A line from the terminal (``input``, with its line editing), or from a pipe or a
-    file: at most ``MAX_LINE`` characters held; a longer line is read through to its end
-    in pieces and refused (ChoiceError)."""
-    stdin = sys.stdin
-    if stdin is None or stdin.closed:  # input() would raise RuntimeError: as the end of the input
-        raise EOFError("standard input is closed")
-    if stdin.isatty():
-        return input(prompt)
-    sys.stdout.write(prompt)
-    sys.stdout.flush()
-    line = stdin.readline(MAX_LINE + 1)
-    if not line:
-        raise EOFError("the input ended")
-    if len(line) > MAX_LINE and not line.endswith("\n"):  # MAX_LINE characters and more, the newline not counted
-        while line and not line.endswith("\n"):
-            line = stdin.readline(65_536)
-        raise ChoiceError(f"a line of over {MAX_LINE:,} characters cannot be a choice")
-    return line.removesuffix("\n")
-
-
-def _terminal_write(text: str) -> None:
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
 
 
 class HumanAgent:
@@ -372,14 +334,12 @@ class HumanAgent:
         labels: Sequence[str] | None = None,
         rules: Rules | str | dict | None = None,
     ):
-        self.read = read or _terminal_read
-        self.write = write or _terminal_write
+        self.read = read or input
+        self.write = write or partial(print, flush=True)
         self.labels = list(labels) if labels is not None else None
         self.rules = load_rules(rules)
 
     def act(self, observation: dict[str, np.ndarray], agent: str | None = None) -> int:
-        if agent not in AGENTS:
-            raise ValueError(f"a HumanAgent needs the acting agent's name (player_0 ... player_3), not {agent!r}")
         view = TableView.from_observation(
             observation["observation"], AGENTS.index(agent), observation["action_mask"], rules=self.rules
         )
@@ -389,9 +349,6 @@ class HumanAgent:
                 line = self.read("> ")
             except EOFError:
                 raise HumanQuit("the input ended") from None
-            except ChoiceError as e:  # a line the reader refused whole
-                self.write(f"Not allowed: {e}")
-                continue
             word = line.strip().lower()
             if word in QUIT_WORDS:
                 raise HumanQuit("quit")
@@ -433,10 +390,6 @@ def play_at_terminal(
     the state (finished, or after ``hands`` hands). ``write`` is told every action, each
     trick's winner and each hand's scores, as lines of text. A ``HumanQuit`` from an agent
     propagates (the caller can still record ``state``, passed in to keep it)."""
-    if len(agents) != NUM_PLAYERS or len(labels) != NUM_PLAYERS:
-        raise ValueError(f"a game seats {NUM_PLAYERS} agents, not {len(agents)}")
-    if not 1 <= hands <= NUM_HANDS:
-        raise ValueError(f"a game has 1 to {NUM_HANDS} hands, not {hands}")
     say = write or (lambda _text: None)
     if state is None:
         state = BarbuState.new_game(load_rules(rules), rng, first_declarer=first_declarer)
@@ -518,5 +471,4 @@ __all__ = [
     "render_view",
     "seat_labels",
     "trick_taken",
-    "why_not_card",
 ]

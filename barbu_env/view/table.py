@@ -31,7 +31,6 @@ from ..game.cards import RANK_NAMES, SUIT_MASK, SUIT_NAMES, cards_of, rank_of, s
 from ..game.constants import CONTRACT_LABELS, NUM_HANDS, NUM_PLAYERS, Contract, Phase
 from ..game.observation import read
 from ..game.rules import Rules
-from ..util.files import quote
 
 if TYPE_CHECKING:
     from ..game.engine import BarbuState, HandResult
@@ -231,8 +230,6 @@ def record_steps(
     (contract and doubles made), then one per completed trick (its four cards, the winner
     named) or, with ``every="card"``, per card, the hand's last one with its scores. In
     Domino a "trick" is a round of four turns. ``hands`` (1-based) keeps some hands only."""
-    if every not in FRAME_EVERY:
-        raise ValueError(f"every must be one of {FRAME_EVERY}, not {quote(every)}")
     wanted = set(hands) if hands is not None else None
     turns = 0
     for action in actions:
