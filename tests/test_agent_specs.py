@@ -1,206 +1,109 @@
-"""A checkpoint's path may hold commas, colons and ``=`` (a Ray Tune trial's folder, a
-Windows drive, a sweep's ``lr=3e-4,seed=1``) and still be named in an agent list and take
-parameters; a spec no file could have (too long a name) is refused in words, not with an
-``OSError``."""
+"""Agent specs as a user writes them: parsed once (``AgentSpec``), refused in one line where
+they are wrong, and a user's own agent named by its module wherever a shipped one goes."""
 
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
+import sys
+import textwrap
 
 import pytest
 
-from barbu_env.agents import make_agent, parse_agent_spec, split_agent_specs
+from barbu_env.agents import AgentSpec, make_agent, parse_agents
 from barbu_env.agents.pretrained import checkpoint_path
-from barbu_env.agents.registry import spec_without
 from barbu_env.cli.main import main
+from barbu_env.evaluation.tournament import agent_labels
+
+DUCKER = '''
+from barbu_env.agents.heuristic import HeuristicAgent
+
+
+class Ducker(HeuristicAgent):
+    """A user's own agent: the heuristic with a margin of its own."""
+
+    def __init__(self, seed: int = 0, rules=None, margin: float = 0.0):
+        super().__init__(seed=seed, rules=rules, double_margin=margin)
+        self.name = "ducker"
+'''
 
 
 @pytest.fixture
-def odd_paths(tmp_path):
-    """The shipped ``ppo`` copied under folders named with a comma, a colon and ``=``."""
-    made = []
-    for folder in ("PPO_Barbu_0_lr=3e-4,seed=1", "a,b", "x:y,z"):
-        (tmp_path / folder).mkdir()
-        target = tmp_path / folder / "best.pt"
-        shutil.copy(checkpoint_path("ppo"), target)
-        made.append(str(target))
-    return made
-
-
-def test_paths_with_commas_and_colons_are_one_agent_each_and_take_parameters(odd_paths):
-    tune, comma, colon = odd_paths
-    listing = f"{tune},{comma}:deterministic=false,random,{colon}:device=cpu,deterministic=false"
-    assert split_agent_specs(listing) == [
-        tune,
-        f"{comma}:deterministic=false",
-        "random",
-        f"{colon}:device=cpu,deterministic=false",
-    ]
-    assert parse_agent_spec(f"{colon}:device=cpu,deterministic=false") == (
-        colon,
-        {"device": "cpu", "deterministic": False},
-    )
-    assert parse_agent_spec(colon) == (colon, {})
-    assert spec_without(f"{colon}:trust=true,device=cpu", "trust") == f"{colon}:device=cpu"
-    agent = make_agent(f"{colon}:deterministic=false")
-    assert agent.deterministic is False and agent.name == "best"
-
-
-def test_barbu_eval_plays_checkpoints_whose_paths_hold_commas_and_colons(odd_paths, capsys):
-    tune, comma, colon = odd_paths
-    agents = f"{tune},{comma}:deterministic=false,{colon},random"
-    assert main(["eval", "--agents", agents, "--games", "4", "--workers", "1", "--no-progress"]) == 0
-    assert "random" in capsys.readouterr().out
-
-
-def test_a_path_that_looks_like_a_parameter_or_is_a_parameters_value_is_kept_whole(odd_paths, monkeypatch):
-    tune, comma, colon = odd_paths
-    monkeypatch.chdir(Path(tune).parent.parent)  # relative paths: the Tune folder starts with "PPO_Barbu_0_lr="
-    tune, comma, colon = (str(Path(p).relative_to(Path.cwd())) for p in odd_paths)
-    assert split_agent_specs(f"random,{tune},random,{tune}:device=cpu") == [
-        "random",
-        tune,
-        "random",
-        f"{tune}:device=cpu",
-    ]
-    assert split_agent_specs(f"random, {tune}, random") == ["random", tune, "random"]  # after ", " too
-    listing = f"pimc:worlds=2,rollout={comma},random,pimc:rollout={tune},worlds=2,pimc:worlds=2,rollout={colon},random"
-    specs = split_agent_specs(listing)
-    assert specs == [
-        f"pimc:worlds=2,rollout={comma}",
-        "random",
-        f"pimc:rollout={tune},worlds=2",
-        f"pimc:worlds=2,rollout={colon}",
-        "random",
-    ]
-    assert [parse_agent_spec(s)[1].get("rollout") for s in specs] == [comma, None, tune, colon, None]
-    assert spec_without(f"pimc:rollout={comma},trust=true,worlds=2", "trust") == f"pimc:rollout={comma},worlds=2"
-    assert make_agent(f"pimc:worlds=2,rollout={comma}").rollout == comma
-
-
-@pytest.mark.parametrize("command", ["eval", "league"])
-def test_a_spec_too_long_to_be_a_file_is_refused_in_one_short_line(command, capsys):
-    with pytest.raises(ValueError, match="unknown agent"):
-        make_agent("a" * 5000 + ":worlds=3")
-    with pytest.raises(ValueError, match="unknown agent"):
-        make_agent("b" * 5000)
-    others = ",random,random,random" if command == "eval" else ",random,heuristic"
-    code = main([command, "--agents", "c" * 5000 + others, "--games", "4", "--workers", "1"])
-    err = capsys.readouterr().err
-    assert code != 0 and "unknown agent" in err and len(err) < 600 and "Traceback" not in err, err[:300]
-
-
-def test_the_table_labels_a_checkpoint_by_its_file_name_whatever_its_folder_holds(odd_paths):
-    from barbu_env.evaluation.tournament import agent_labels
-
-    tune, comma, colon = odd_paths
-    entries, _ = agent_labels([f"{colon}:device=cpu", "random"])
-    assert entries == ["best.pt:device=cpu", "random"]
-    entries, _ = agent_labels([f"{comma}:deterministic=false", comma])
-    assert entries == ["best.pt:deterministic=false", "best.pt"]  # one file: named by its name
-    specs = [f"{colon}:device=cpu", f"{comma}:deterministic=false", tune, "random"]
-    assert agent_labels(specs)[0] == specs  # two files named best.pt: each shown with its path
-
-
-def test_a_path_with_a_space_after_its_comma_and_seats_named_apart(tmp_path, monkeypatch):
-    from barbu_env.play.terminal import seat_labels
-
+def own_agent(tmp_path, monkeypatch):
+    """A module ``mine.py`` with an agent class, in the working folder."""
+    (tmp_path / "mine.py").write_text(textwrap.dedent(DUCKER))
     monkeypatch.chdir(tmp_path)
-    for folder in ("p, q", "ra", "rb"):
-        (tmp_path / folder).mkdir()
-        shutil.copy(checkpoint_path("ppo"), tmp_path / folder / "best.pt")
-    assert split_agent_specs("p, q/best.pt,random,pimc:rollout=p, q/best.pt") == [
-        "p, q/best.pt",
-        "random",
-        "pimc:rollout=p, q/best.pt",
-    ]
-    assert seat_labels(["human", "ra/best.pt", "rb/best.pt", "heuristic"]) == [
-        "human",
-        "ra/best.pt",
-        "rb/best.pt",
-        "heuristic",
-    ]
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "mine", raising=False)
+    return tmp_path / "mine.py"
 
 
-@pytest.mark.parametrize("command", ["eval", "play"])
-def test_a_list_of_thousands_of_agents_is_refused_in_one_short_line(command, capsys):
-    many = ",".join(f"r{i}" for i in range(1500))
-    assert main([command, "--agents", many]) != 0
-    err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and len(err) < 600, err[:300]
-    assert main([command, "--agents", "random," * 2000]) != 0
-    assert "at most 8,192 characters" in capsys.readouterr().err
+def test_a_list_keeps_each_agents_parameters_with_it_and_reads_their_kinds():
+    specs = parse_agents("pimc:worlds=8,rollout=random,heuristic,runs/a/best.pt:device=cuda:1,deterministic=false")
+    assert [s.name for s in specs] == ["pimc", "heuristic", "runs/a/best.pt"]
+    assert specs[0].kwargs == {"worlds": 8, "rollout": "random"}
+    assert specs[2].kwargs == {"device": "cuda:1", "deterministic": False}
+    assert AgentSpec.parse("pimc:cover=0.5,time_limit=none").kwargs == {"cover": 0.5, "time_limit": None}
 
 
-def test_a_league_of_too_many_agents_is_refused_for_their_number_before_any_is_made(capsys):
-    """65 agents are refused for their number, not for the first that cannot be made (here
-    the last is no agent at all: making the agents would have stopped there)."""
-    specs = [f"pimc:worlds={w}" for w in range(1, 65)] + ["no-such-agent"]
-    assert main(["league", "--agents", ",".join(specs), "--games", "4", "--no-progress"]) != 0
-    err = capsys.readouterr().err
-    assert "a league has at most 64 agents (2,016 pairings), not 65" in err, err[:300]
+def test_a_name_may_hold_colons_before_its_parameters():
+    assert AgentSpec.parse("C:\\runs\\best.pt:device=cpu").name == "C:\\runs\\best.pt"
+    assert AgentSpec.parse("mine:Ducker:margin=3").name == "mine:Ducker"
+    assert AgentSpec.parse("mine:Ducker").kwargs == {}
 
 
-@pytest.mark.parametrize("spec", ["runs/missing/best.pt", "missing.pt", "runs/missing/best.pt:device=cpu"])
-def test_a_missing_checkpoint_is_refused_in_the_same_words_by_make_agent_and_the_commands(spec, capsys):
-    with pytest.raises(ValueError, match=r"^no agent file '[^']*missing[^']*': no such file") as made:
+def test_one_agent_written_two_ways_is_one_spec_and_one_identity():
+    assert AgentSpec.parse("pimc:worlds=8,rollout=random") == AgentSpec.parse("pimc:rollout=random,worlds=8")
+    assert AgentSpec.parse("pimc:worlds=8") != AgentSpec.parse("pimc:worlds=9")
+    plain = AgentSpec.parse("pimc").identity
+    assert AgentSpec.parse("pimc:worlds=32,device=cpu,trust=true").identity == plain  # defaults and where it runs
+    assert AgentSpec.parse("heuristic:double_margin=40").identity != AgentSpec.parse("heuristic").identity
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("pimc:worlds", "parameters are key=value"),
+        ("pimc:worlds=8,worlds=9", "parameter worlds is given twice"),
+        ("random:seed=1", "seed is not a parameter a spec sets"),
+        ("random:rules=classic", "rules is not a parameter a spec sets"),
+        ("pimc:wrlds=3", "agent 'pimc' has no parameter wrlds (it takes: "),
+        ("runs/missing/best.pt", "no agent file 'runs/missing/best.pt': no such file"),
+        ("smart-ducker", "unknown agent 'smart-ducker'"),
+        ("no_such_module:Agent", "cannot import no_such_module"),
+    ],
+)
+def test_a_bad_spec_is_refused_in_one_line_by_make_agent_and_the_command(spec, says, capsys):
+    with pytest.raises(ValueError) as refused:
         make_agent(spec)
-    assert main(["eval", "--agents", f"{spec},random,random,random", "--games", "4"]) != 0
-    assert capsys.readouterr().err.strip() == f"barbu eval: error: {made.value}"
+    assert says in str(refused.value) and "\n" not in str(refused.value)
+    assert main(["eval", "--agents", f"{spec},random,random,random", "--games", "4", "--workers", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err and "Traceback" not in err
 
 
-def test_a_checkpoint_in_the_working_folder_and_one_of_the_same_name_in_a_subfolder_are_named_apart(
-    tmp_path, monkeypatch
-):
-    from barbu_env.evaluation.tournament import agent_labels
+def test_a_users_own_agent_named_by_its_module_plays_with_its_parameters(own_agent, capsys):
+    agent = make_agent("mine:Ducker:margin=3", seed=1)
+    assert type(agent).__name__ == "Ducker" and agent.double_margin == 3
+    with pytest.raises(ValueError, match="parameter margin takes a number, not 'wide'"):
+        make_agent("mine:Ducker:margin=wide")
+    assert (
+        main(["eval", "--agents", "mine:Ducker:margin=3,random,random,random", "--games", "4", "--workers", "1"]) == 0
+    )
+    assert "mine:Ducker:margin=3" in capsys.readouterr().out
 
+
+def test_the_files_that_decide_how_an_agent_plays_are_its_code_and_its_weights(own_agent):
+    assert AgentSpec.parse("mine:Ducker").sources() == [own_agent]
+    assert checkpoint_path("ppo") in AgentSpec.parse("pimc:rollout=ppo").sources()
+    assert AgentSpec.parse("runs/a/best.pt").sources()[0].name == "best.pt"
+
+
+def test_the_table_labels_a_checkpoint_by_its_file_name_and_two_of_one_name_apart(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "runs").mkdir()
     for path in ("best.pt", "runs/best.pt"):
         shutil.copy(checkpoint_path("ppo"), tmp_path / path)
-    for specs in (["runs/best.pt", "best.pt"], ["best.pt", "runs/best.pt:device=cpu"]):
-        entries, instances = agent_labels(specs + ["random", "random"])
-        assert entries == specs + ["random", "random"]  # each shown with its folder
-
-
-@pytest.mark.parametrize("name", ["heuristic", "random", "pimc"])
-def test_a_misspelt_keyword_is_refused_naming_what_the_agent_takes(name):
-    with pytest.raises(ValueError, match=rf"^agent '{name}' has no parameter wrlds \(it takes: "):
-        make_agent(name, wrlds=3)
-    with pytest.raises(ValueError, match="has no parameter x{100}") as refused:
-        make_agent(name, **{"x" * 100_000: 1})
-    assert len(str(refused.value)) < 400
-    with pytest.raises(ValueError, match=r"has no parameter x\\ny \(") as refused:  # written out, in one line
-        make_agent(f"{name}:x\ny=1")
-    assert "\n" not in str(refused.value)
-    with pytest.raises(ValueError, match=r"parameter x\\ny is given twice$") as refused:
-        make_agent(f"{name}:x\ny=1,x\ny=2")
-    assert "\n" not in str(refused.value)
-
-
-@pytest.mark.parametrize("sign", ["", "-"])
-def test_a_number_too_long_to_read_is_refused_for_its_length_not_as_infinity(sign):
-    with pytest.raises(ValueError) as refused:
-        parse_agent_spec(f"pimc:worlds={sign}{'9' * 5000}")
-    message = str(refused.value)
-    assert "parameter worlds takes a number of at most 4,300 digits, not 5,000" in message
-    assert "inf" not in message and len(message) < 400
-    assert parse_agent_spec(f"heuristic:name={'a1' * 5000}")[1]["name"] == "a1" * 5000  # text with digits is text
-
-
-@pytest.mark.parametrize("number", ["9" * 5000 + ".0", "9" * 5000 + "e0", "1e400", "-1e999"])
-def test_a_number_too_large_for_a_float_is_refused_for_its_size_not_as_infinity(number):
-    with pytest.raises(ValueError, match=r"parameter cover takes a number within ±1\.8e\+308, not ") as refused:
-        parse_agent_spec(f"pimc:cover={number}")
-    assert "inf" not in str(refused.value) and len(str(refused.value)) < 300
-    assert parse_agent_spec("pimc:time_limit=inf")[1]["time_limit"] == float("inf")  # written as such: the agent says
-
-
-@pytest.mark.parametrize("key", ["seed", "rules"])
-def test_a_spec_cannot_set_the_seed_or_the_rules_its_caller_gives(key, capsys):
-    with pytest.raises(ValueError, match=f"{key} is not a parameter a spec sets"):
-        make_agent(f"random:{key}=1")
-    assert main(["eval", "--agents", f"random:{key}=1,random,random,random", "--games", "4", "--workers", "1"]) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err and f"{key} is not a parameter" in err
+    entries, instances = agent_labels(parse_agents("runs/best.pt:trust=true,random,best.pt,random"))
+    assert entries == ["runs/best.pt", "random", "best.pt", "random"]
+    assert instances == ["runs/best.pt", "random#1", "best.pt", "random#2"]
+    assert agent_labels(parse_agents("runs/best.pt:device=cpu,random,random,random"))[0][0] == "best.pt:device=cpu"

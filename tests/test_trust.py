@@ -150,12 +150,13 @@ def test_trust_is_accepted_and_ignored_by_torch_checkpoints_and_registered_agent
     assert all(plays_legal_actions(a, steps=30) for a in agents)
 
 
-def test_the_league_cache_key_ignores_the_opt_in(sb3_model):
-    from barbu_env.evaluation.league import cache_key
+def test_the_league_cache_key_ignores_the_opt_in(sb3_model, tmp_path):
+    from barbu_env.agents import parse_agents
+    from barbu_env.evaluation.league.cache import Cache
     from barbu_env.game.rules import load_rules
 
     def key(spec: str) -> dict:
-        return cache_key([spec, "random", "random", "random"], games=8, seed=0, rules=load_rules("standard"))
+        return Cache(tmp_path).key(parse_agents(f"{spec},random,random,random"), 8, 0, load_rules("standard"))
 
     assert key(f"{sb3_model}:trust=true") == key(str(sb3_model)) != key(f"{sb3_model}:deterministic=false")
 

@@ -7,11 +7,12 @@ library's policy behind a thin adapter — is an ``Agent`` (``barbu_env.agents.b
 (``{"observation", "action_mask"}``, the acting agent's name ``"player_0"`` ...); a
 subclass writes either, the base class serves the other.
 
-Agents are made by name through a registry, so that ``--agents heuristic,random`` works
-from the command line: ``make_agent("random", seed=0)``. A name that is not registered
-but is a path to a file is handed to the loaders registered with ``register_loader``
-(trained checkpoints); a pickle-based file (an SB3 ``.zip``, an RLlib checkpoint) only
-with ``trust=True``, else ``UntrustedFileError``.
+Agents are made from a spec (``barbu_env.agents.spec.AgentSpec``), so that ``--agents
+heuristic,random`` works from the command line: ``make_agent("random", seed=0)``. A spec
+names a registered agent, a file handed to the loaders registered with
+``register_loader`` (trained checkpoints; a pickle-based file, an SB3 ``.zip`` or an RLlib
+checkpoint, only with ``trust=True``, else ``UntrustedFileError``), or a Python object
+named by its module (``mymod:Ducker``).
 """
 
 from ..game.driver import act_rows, ask
@@ -26,21 +27,26 @@ from .base import Agent
 from .registry import (
     UntrustedFileError,
     agent_names,
+    agent_takes,
     make_agent,
     parse_agent_spec,
     register,
     register_loader,
     split_agent_specs,
 )
+from .spec import AgentSpec, parse_agents
 
 __all__ = [
     "Agent",
+    "AgentSpec",
     "UntrustedFileError",
     "act_rows",
+    "agent_takes",
     "ask",
     "agent_names",
     "make_agent",
     "parse_agent_spec",
+    "parse_agents",
     "register",
     "register_loader",
     "split_agent_specs",

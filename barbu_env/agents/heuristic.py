@@ -360,13 +360,7 @@ def make_heuristic(
     return HeuristicAgent(seed=seed, rules=rules, double_margin=double_margin, redouble_margin=redouble_margin)
 
 
-@register(
-    "heuristic-cautious",
-    plays_as=lambda params: (
-        "heuristic",
-        {"double_margin": CAUTIOUS_DOUBLE_MARGIN, "redouble_margin": CAUTIOUS_REDOUBLE_MARGIN} | params,
-    ),
-)
+@register("heuristic-cautious")
 def make_cautious_heuristic(
     seed: int = 0,
     rules: Rules | str | dict | None = None,

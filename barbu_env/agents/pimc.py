@@ -62,7 +62,6 @@ from __future__ import annotations
 import time
 from collections.abc import Hashable, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -301,15 +300,7 @@ class PimcAgent(Agent):
 GUIDE = "ppo-finetuned"
 
 
-def _as_pimc(params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """``pimc-ppo``'s spec as the ``pimc`` spec that plays alike: its guide as rollout policy
-    and, unless given, as prior."""
-    rollout = params.get("rollout", GUIDE)
-    prior = params.get("prior")
-    return "pimc", {**params, "rollout": rollout, "prior": rollout if prior is None else prior}
-
-
-@register("pimc-ppo", plays_as=_as_pimc)
+@register("pimc-ppo")
 def guided_pimc(
     seed: int = 0,
     rules: Rules | str | dict | None = None,

@@ -49,7 +49,7 @@ def _factory(name: str):
         return agent
 
     make.__doc__ = f"The shipped policy {name!r} ({SHIPPED[name]}; its model card is {Path(SHIPPED[name]).stem}.md)."
-    make.checkpoint = pretrained_path(name)  # type: ignore[attr-defined]  # what it plays (registry.agent_identity)
+    make.checkpoint = pretrained_path(name)  # type: ignore[attr-defined]  # its weights (AgentSpec.sources)
     return make
 
 

@@ -56,15 +56,18 @@ import signal
 import socket
 import sys
 import threading
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..util.argtypes import OneLineParser, add_number, integer, port, positive_float, valid
 from ..util.extras import MissingExtraError, require
 from ..util.files import check_writable, error_line, make_folder, quote
 from .outputs import report_not_saved, write_outputs
+
+if TYPE_CHECKING:
+    from barbu_env.agents.spec import AgentSpec
 
 # ---------------------------------------------------------------------- eval
 
@@ -151,25 +154,23 @@ def _add_trust(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _trusted(specs: list[str], trust: bool) -> list[str]:
+def _trusted(specs: list[AgentSpec], trust: bool) -> list[AgentSpec]:
     """The agent specs, with ``trust=true`` given to every agent file when ``trust``
     (``--trust-pickled``): the parameter travels in the spec, to tournament workers too.
     What a spec says itself wins."""
-    from barbu_env.agents.registry import agent_takes, spec_with
-
-    return [spec_with(s, "trust", True) if trust and agent_takes(s, "trust") else s for s in specs]
+    return [s.with_param("trust", True) if trust and s.factory is None else s for s in specs]
 
 
-def _on_device(specs: list[str], device: str, workers: int | None) -> tuple[list[str], int | None]:
+def _on_device(specs: list[AgentSpec], device: str, workers: int | None) -> tuple[list[AgentSpec], int | None]:
     """The agent specs with ``device`` given to every agent that takes one (what a spec
     says itself wins), and the worker processes. A device other than the CPU plays in this
     process: CUDA cannot be used in workers forked after it started here (and the
     tournament builds agents with parameters here first, to check them)."""
-    from barbu_env.agents.registry import agent_takes, spec_with
+    from barbu_env.agents import agent_takes
 
     if device == DEFAULT_DEVICE:  # the loaders' own default: the specs stay as written
         return specs, workers
-    placed = [spec_with(s, "device", device) if agent_takes(s, "device") else s for s in specs]
+    placed = [s.with_param("device", device) if agent_takes(s, "device") else s for s in specs]
     if placed == specs:
         return specs, workers
     if workers not in (None, 1):
@@ -177,7 +178,7 @@ def _on_device(specs: list[str], device: str, workers: int | None) -> tuple[list
     return placed, 1
 
 
-def _agents_and_outputs(args: argparse.Namespace, specs: list[str]) -> tuple[list[str], int | None]:
+def _agents_and_outputs(args: argparse.Namespace, specs: list[AgentSpec]) -> tuple[list[AgentSpec], int | None]:
     """For ``eval`` and ``league``, before any game: the agent specs with ``--trust-pickled``
     and ``--device`` applied, and the worker processes (``_on_device``); ``--plot``'s extra
     and image format, and ``--out``/``--plot`` being writable checked."""
@@ -192,10 +193,10 @@ def _agents_and_outputs(args: argparse.Namespace, specs: list[str]) -> tuple[lis
 
 
 def _run_eval(args: argparse.Namespace) -> int:
-    from barbu_env.agents import split_agent_specs
+    from barbu_env.agents import parse_agents
     from barbu_env.evaluation.tournament import evaluate, format_table, plot_results
 
-    agents, workers = _agents_and_outputs(args, split_agent_specs(args.agents))
+    agents, workers = _agents_and_outputs(args, parse_agents(args.agents))
     make_folder(args.records, "--records")
     if args.record_games is not None and args.records is None:
         raise ValueError("--record-games needs --records DIR")
@@ -276,32 +277,25 @@ def _add_league(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return p
 
 
-def _league_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """``warnings.showwarning`` for ``barbu league``: the message on one line of stderr."""
-    print(error_line(f"barbu league: warning: {str(message)}"), file=sys.stderr if file is None else file)
-
-
 def _run_league(args: argparse.Namespace) -> int:
-    from barbu_env.agents import split_agent_specs
+    from barbu_env.agents import parse_agents
     from barbu_env.evaluation.league import check_league_specs, format_league, plot_league, run_league
     from barbu_env.evaluation.tournament import check_agents
 
-    agents, workers = _agents_and_outputs(args, split_agent_specs(args.agents))
-    check_league_specs(agents)  # how many, before any agent is made
+    agents, workers = _agents_and_outputs(args, parse_agents(args.agents))
+    agents = check_league_specs(agents)  # two or more, none listed twice, before any agent is made
     check_agents(agents, args.rules)  # an agent no tournament could seat: refused before the first is played
     if not args.no_cache:
         make_folder(args.cache, "--cache")  # before the league, not after it
-    with warnings.catch_warnings():  # restores the warnings module's hook when the league is done
-        warnings.showwarning = _league_warning  # a cache file played again: one line, not file and source line
-        result = run_league(
-            agents,
-            games=args.games,
-            seed=args.seed,
-            rules=args.rules,
-            cache_dir=None if args.no_cache else args.cache,
-            workers=workers,
-            progress=not args.no_progress,
-        )
+    result = run_league(
+        agents,
+        games=args.games,
+        seed=args.seed,
+        rules=args.rules,
+        cache_dir=None if args.no_cache else args.cache,
+        workers=workers,
+        progress=not args.no_progress,
+    )
     print(format_league(result))  # first: a file that cannot be written loses nothing of the table
     status = 0
     if result.cache_not_saved:
@@ -419,14 +413,14 @@ def _add_play(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def _run_play(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from ..agents import make_agent, split_agent_specs
+    from ..agents import make_agent, parse_agents
     from ..evaluation.records import GameRecord
     from ..game.constants import NUM_HANDS, NUM_PLAYERS
     from ..game.engine import BarbuState
     from ..game.rules import load_rules
     from ..play.terminal import HumanAgent, HumanQuit, play_at_terminal, seat_labels
 
-    specs = _trusted(split_agent_specs(args.agents), args.trust_pickled)
+    specs = [str(s) for s in _trusted(parse_agents(args.agents), args.trust_pickled)]
     if len(specs) != NUM_PLAYERS:
         raise ValueError(f"--agents needs {NUM_PLAYERS} seats, got {len(specs):,}: {quote(specs, 200)}")
     if "human" in specs and (sys.stdin is None or sys.stdin.closed):
@@ -546,10 +540,10 @@ def _add_serve(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def _run_serve(args: argparse.Namespace) -> int:
     require("fastapi", "web", "barbu serve")
     require("uvicorn", "web", "barbu serve")
-    from ..agents import split_agent_specs
+    from ..agents import parse_agents
     from ..play.web.server import create_app, serve, uvicorn_config
 
-    specs = _trusted(split_agent_specs(args.agents), args.trust_pickled)
+    specs = [str(s) for s in _trusted(parse_agents(args.agents), args.trust_pickled)]
     app = create_app(specs, rules=args.rules, seed=args.seed)
     uvicorn_config(app, args.host, args.port)  # a file limit too low for the connection cap: refused before the address
     # a bad host or a port in use: refused before the address is shown

@@ -64,12 +64,10 @@ every game's ``BarbuState``.
 
 Sizes
 -----
-``games`` runs from 1 to ``MAX_GAMES`` (ten million); anything else is refused before a
-game is played (``check_games``). Every game's results (``GameData``, one row per game:
-int32 scores and hand scores, int16 declarers and contracts, int8 doubles; and the
+``games`` is at least 1 (``check_games``). Every game's results (``GameData``, one row per
+game: int32 scores and hand scores, int16 declarers and contracts, int8 doubles; and the
 per-game table of the result) are kept until the statistics are taken, about 10 KB per
-game at the peak, so the statistics of N games need O(N) memory whatever the
-scheduling: the maximum needs about 100 GB, and a larger size could not be summed up.
+game at the peak, so the statistics of N games need O(N) memory whatever the scheduling.
 
 Statistics
 ----------
@@ -124,15 +122,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from barbu_env.agents.spec import AgentSpec, specs_of
 from barbu_env.evaluation.records import GameRecord
 from barbu_env.game.constants import NUM_PLAYERS
 from barbu_env.game.rules import Rules, load_rules
-from barbu_env.util.files import OutputError, cut_text, quote
+from barbu_env.util.files import OutputError, cut_text
 
 from .play import GameData, PlayedGame, _play_job, play_game, play_games
 from .report import CONTRACT_LABELS, format_table, plot_results, progress_bar
 from .schedule import (
-    MAX_GAMES,
     SEATING_RULE,
     SEATINGS,
     _Job,
@@ -157,7 +155,7 @@ _JobResult = tuple[GameData, list[tuple[int, GameRecord]]]
 
 
 def evaluate(
-    agents: Sequence[str],
+    agents: Sequence[str | AgentSpec] | str,
     games: int,
     seed: int = 0,
     rules: Rules | str | dict | None = None,
@@ -166,8 +164,9 @@ def evaluate(
     records_dir: str | Path | None = None,
     record_games: int | None = None,
 ) -> TournamentResult:
-    """Run a duplicate tournament of four agents (registered names or checkpoint paths,
-    repeats allowed) over ``games`` games (rounded up to a multiple of 4).
+    """Run a duplicate tournament of four agents (specs: ``barbu_env.agents.spec``; a list,
+    or one comma-separated text; repeats allowed) over ``games`` games (rounded up to a
+    multiple of 4).
 
     ``workers``: processes (default ``os.cpu_count()``; 1 plays in this process).
     ``records_dir``: save game records there as ``game_00000.json`` ...: every game, or the
@@ -175,11 +174,9 @@ def evaluate(
     be written (a full disk) does not stop the tournament: no more records are attempted,
     and ``result.run["records_not_saved"]`` says which file failed, why, and how many
     records were not saved (``None`` when all were). ``progress``: a tqdm bar on stderr."""
-    specs = tuple(agents)
+    specs = tuple(specs_of(agents))
     if len(specs) != NUM_PLAYERS:
-        raise ValueError(
-            f"a tournament takes exactly 4 agents (repeats allowed), got {len(specs):,}: {quote(list(specs), 200)}"
-        )
+        raise ValueError(f"a tournament takes exactly 4 agents (repeats allowed), got {len(specs)}")
     games = check_games(games)
     check_agents(specs, rules)
     check_seed(seed)
@@ -292,7 +289,6 @@ def _play_all(
 __all__ = [
     "CONTRACT_LABELS",
     "JOBS_IN_FLIGHT_PER_WORKER",
-    "MAX_GAMES",
     "SEATING_RULE",
     "SEATINGS",
     "EntryStats",

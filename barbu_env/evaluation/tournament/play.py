@@ -154,7 +154,7 @@ def _play_job(job: _Job) -> tuple[GameData, list[tuple[int, GameRecord]]]:
             "deal_set": set_index,
             "seating": rotation,
             "game": int(index[g]),
-            "specs": [job.specs[w] for w in who],
+            "specs": [str(job.specs[w]) for w in who],
             "agent_seeds": seeds,
         }
         state = _replay(start, played.history(g))

@@ -27,6 +27,8 @@ from barbu_env.util.json_layout import write_json
 from .schedule import SEATING_RULE, SEATINGS, agent_labels, seating, seats_of_agents
 
 if TYPE_CHECKING:
+    from barbu_env.agents.spec import AgentSpec
+
     from .play import GameData
 
 # Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom.
@@ -410,18 +412,19 @@ def _game_table(data: GameData, labels: Sequence[str]) -> list[dict[str, Any]]:
     ]
 
 
-def summarize(specs: Sequence[str], data: GameData, seed: int, rules: Rules, rules_name: str) -> TournamentResult:
+def summarize(specs: Sequence[AgentSpec], data: GameData, seed: int, rules: Rules, rules_name: str) -> TournamentResult:
     """The statistics of a tournament from its per-game arrays (every game of every deal
     set, in game index order)."""
     specs = list(specs)
+    texts = [str(s) for s in specs]
     entry_labels, labels = agent_labels(specs)
     v = _ByAgent.of(data)
     entries = []
     for spec in dict.fromkeys(specs):
         members = [k for k, s in enumerate(specs) if s == spec]
-        entries.append(_entry(v, spec, members, entry_labels[members[0]]))
+        entries.append(_entry(v, texts[members[0]], members, entry_labels[members[0]]))
     instances = [
-        InstanceStats(labels[k], specs[k], k, v.score_estimate([k]), float(v.first_share[:, k].mean()))
+        InstanceStats(labels[k], texts[k], k, v.score_estimate([k]), float(v.first_share[:, k].mean()))
         for k in range(NUM_PLAYERS)
     ]
     h2h = [
@@ -432,7 +435,7 @@ def summarize(specs: Sequence[str], data: GameData, seed: int, rules: Rules, rul
     ]
     g_count = len(data.game)
     return TournamentResult(
-        specs,
+        texts,
         labels,
         seed,
         rules,

@@ -1,0 +1,203 @@
+"""What a league played: each format of each pairing (``FormatResult``), the pairings, and
+the whole league's result (``LeagueResult``: margins, matrix, ratings, JSON)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...game.rules import Rules
+from ...util.json_layout import write_json
+from ..tournament import SEATINGS, Estimate
+from ..tournament.schedule import seats_of_agents
+from ..tournament.stats import rounded, set_means, won_share
+from .fit import Ratings
+
+#: The formats of a pairing {A, B}: name -> the four agents at the table in seating 0
+#: (0 stands for A, 1 for B).
+FORMATS: dict[str, tuple[int, int, int, int]] = {
+    "1v3": (0, 1, 1, 1),
+    "3v1": (1, 0, 0, 0),
+    "2v2": (0, 1, 0, 1),
+}
+#: The same format seen from B's side (the matrix row of B against A).
+MIRRORED = {"1v3": "3v1", "3v1": "1v3", "2v2": "2v2"}
+
+
+@dataclass
+class FormatResult:
+    """One duplicate tournament of a pairing: ``a`` over ``b`` per deal set."""
+
+    format: str
+    specs: tuple[str, ...]  # the four agents at the table in seating 0
+    margin: np.ndarray  # per deal set: a's average score per game minus b's
+    a_score: np.ndarray  # per deal set: a's average score per game
+    games: int
+    games_won: float  # share of (game, a-instance, b-instance) where a scored more, ties half
+    cached: bool = False  # read from the cache rather than played
+
+    @property
+    def estimate(self) -> Estimate:
+        return Estimate.of(self.margin)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "agents": list(self.specs),
+            "games": self.games,
+            # Unrounded: a result read from the cache is the result played.
+            "margin_per_deal_set": [float(x) for x in self.margin],
+            "a_score_per_deal_set": [float(x) for x in self.a_score],
+            "games_won_share": float(self.games_won),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], cached: bool = False) -> FormatResult:
+        return cls(
+            d["format"],
+            tuple(d["agents"]),
+            np.asarray(d["margin_per_deal_set"], dtype=np.float64),
+            np.asarray(d["a_score_per_deal_set"], dtype=np.float64),
+            int(d["games"]),
+            float(d["games_won_share"]),
+            cached,
+        )
+
+
+def format_result(fmt: str, spec_a: str, result: Any) -> FormatResult:
+    """Per-deal-set margins of ``spec_a`` over the other agent from a tournament result
+    (its ``specs`` and ``game_table``: in seating r, agent k sits in seat (k + r) % 4)."""
+    specs = list(result.specs)
+    is_a = np.array([s == spec_a for s in specs])
+    rows = sorted(result.game_table, key=lambda g: g["game"])  # every game of every deal set
+    by_seat = np.array([g["scores"] for g in rows], dtype=np.float64)
+    scores = np.take_along_axis(by_seat, seats_of_agents([g["seating"] for g in rows]), axis=1)  # [G, agent]
+    a_s, b_s = scores[:, is_a], scores[:, ~is_a]
+    a_mean = a_s.mean(axis=1)
+    margin = set_means(a_mean - b_s.mean(axis=1))
+    return FormatResult(fmt, tuple(specs), margin, set_means(a_mean), len(rows), won_share(a_s, b_s))
+
+
+@dataclass
+class Pairing:
+    """Agents ``a`` and ``b`` (indices into the league's agents), their three formats."""
+
+    a: int
+    b: int
+    formats: dict[str, FormatResult]  # by format name, seen from a
+
+    @property
+    def combined(self) -> Estimate:
+        """Margin of a over b per game, the formats averaged deal set by deal set."""
+        n = min(len(f.margin) for f in self.formats.values())
+        return Estimate.of(np.mean([f.margin[:n] for f in self.formats.values()], axis=0))
+
+
+@dataclass
+class LeagueResult:
+    """What ``run_league`` found; ``to_json`` for files, ``format_league`` for people,
+    ``plot_league`` for a heatmap."""
+
+    specs: list[str]
+    labels: list[str]
+    games: int  # per format, rounded up to whole deal sets
+    seed: int
+    rules: Rules
+    rules_name: str
+    pairings: list[Pairing]
+    ratings: Ratings
+    played: int  # formats played in this run
+    cached: int  # formats read from the cache
+    cache_not_saved: str | None = None  # the cache write that failed, and how many results it left unsaved
+
+    def pairing(self, i: int, j: int) -> tuple[Pairing, int]:
+        """The pairing of agents i and j, and +1 if it is seen from i (-1 from j)."""
+        for p in self.pairings:
+            if (p.a, p.b) == (i, j):
+                return p, 1
+            if (p.a, p.b) == (j, i):
+                return p, -1
+        raise KeyError((i, j))
+
+    def margin(self, i: int, j: int, fmt: str | None = None) -> Estimate:
+        """Agent i's margin over agent j per game: in format ``fmt`` seen from i (``1v3``:
+        i alone against three js), or combined (None)."""
+        p, sign = self.pairing(i, j)
+        if fmt is None:
+            e = p.combined
+        else:
+            e = p.formats[fmt if sign > 0 else MIRRORED[fmt]].estimate
+        return e if sign > 0 else -e
+
+    def matrix(self, fmt: str | None = None) -> np.ndarray:
+        """[K, K] margins of row over column per game (NaN on the diagonal)."""
+        k = len(self.specs)
+        m = np.full((k, k), np.nan)
+        for i in range(k):
+            for j in range(k):
+                if i != j:
+                    m[i, j] = self.margin(i, j, fmt).mean
+        return m
+
+    def order(self) -> list[int]:
+        """Agents by rating, best first."""
+        return sorted(range(len(self.specs)), key=lambda k: -self.ratings.rating[k])
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.ratings
+        return {
+            "league": {
+                "agents": self.specs,
+                "labels": self.labels,
+                "games_per_format": self.games,
+                "deal_sets": self.games // SEATINGS,
+                "seed": self.seed,
+                "rules_name": self.rules_name,
+                "rules": self.rules.to_dict(),
+                "formats": {name: [("A", "B")[x] for x in table] for name, table in FORMATS.items()},
+                "margin": "per game, the row agent's average score minus the column agent's",
+                "rating": "weighted least squares of combined margins: margin(A, B) = r_A - r_B, sum of r = 0",
+            },
+            "ratings": [
+                {
+                    "label": self.labels[k],
+                    "spec": self.specs[k],
+                    "rating": rounded(r.rating[k]),
+                    "se": None if r.se is None else rounded(r.se[k]),
+                    "ci95": None if r.ci95(k) is None else [rounded(x) for x in r.ci95(k)],
+                }
+                for k in self.order()
+            ],
+            "fit": {"chi2": rounded(r.chi2), "dof": r.dof},
+            "matrix": {
+                self.labels[i]: {
+                    self.labels[j]: {
+                        "combined": self.margin(i, j).to_dict(),
+                        **{f: self.margin(i, j, f).to_dict() for f in FORMATS},
+                    }
+                    for j in range(len(self.specs))
+                    if j != i
+                }
+                for i in range(len(self.specs))
+            },
+            "pairings": [
+                {
+                    "a": self.labels[p.a],
+                    "b": self.labels[p.b],
+                    "formats": {name: f.to_dict() for name, f in p.formats.items()},
+                }
+                for p in self.pairings
+            ],
+            "run": {
+                "formats_played": self.played,
+                "formats_cached": self.cached,
+                "cache_not_saved": self.cache_not_saved,
+            },
+        }
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        """JSON text (indented, short values on one line); written to ``path`` if given."""
+        return write_json(self.to_dict(), path)
