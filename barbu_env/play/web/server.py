@@ -67,8 +67,7 @@ with needs("web", "barbu_env.play.web.server"):  # one line if the extra is miss
     from .games import Game, Games, Replays, view_json
     from .limits import MAX_RECORD_BYTES, MAX_REQUEST_BYTES, Limits, Protocol
 
-from ...agents import Agent, agent_names, make_agent, parse_agent_spec
-from ...agents.registry import spec_with
+from ...agents import Agent, AgentSpec, agent_names, make_agent
 from ...evaluation.records import GameRecord, RecordError, replay_record
 from ...game.actions import NUM_ACTIONS
 from ...game.constants import NUM_HANDS, NUM_PLAYERS, Refusal
@@ -349,14 +348,15 @@ def create_app(
 def _with_budget(name: str) -> str:
     """The spec a browser's choice of the registered agent ``name`` is built from: the
     name, with its per-move budget if it is a search agent that has one."""
+    spec = AgentSpec.parse(name)
     for key, value in BROWSER_BUDGETS.get(name, {}).items():
-        name = spec_with(name, key, value)
-    return name
+        spec = spec.with_param(key, value)
+    return str(spec)
 
 
 def _searches(spec: str) -> bool:
     """Whether an agent spec names a search agent (``SEARCH_AGENTS``)."""
-    return parse_agent_spec(spec)[0] in SEARCH_AGENTS
+    return AgentSpec.parse(spec).name in SEARCH_AGENTS
 
 
 def uvicorn_config(app: FastAPI, host: str = "127.0.0.1", port: int = 8000) -> Any:
