@@ -37,7 +37,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..util.argtypes import FLOAT_RANGE, MAX_DIGITS, read_as_infinity, too_many_digits
 from ..util.files import cut_text, printable, quote
 from .base import Agent
 
@@ -223,9 +222,6 @@ def spec_parts(spec: str) -> tuple[str, str | None]:
 
 def _value(text: str) -> Any:
     low = text.lower()
-    digits = too_many_digits(text)
-    if digits is not None:
-        raise ValueError(f"a number of at most {MAX_DIGITS:,} digits, not {digits:,}")
     if low in ("true", "false"):
         return low == "true"
     if low == "none":
@@ -235,8 +231,6 @@ def _value(text: str) -> Any:
             value = kind(text)
         except ValueError:
             continue
-        if kind is float and read_as_infinity(text, value):  # 1e400, or 5,000 nines and a point
-            raise ValueError(f"{FLOAT_RANGE}, not {cut_text(text.strip(), 24)}")
         return value
     return text
 
