@@ -27,6 +27,7 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="the table: one human seat and three agents (names or checkpoint paths); default "
         "human,heuristic,heuristic,heuristic",
     )
+    p.add_argument("--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file")
     p.add_argument("--seed", type=nonnegative_int, help="seed of the games' deals and agents (default: random)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=port, default=8000, help="port (default 8000; 0: any free port)")
