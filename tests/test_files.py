@@ -8,8 +8,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
-from pathlib import Path
 
 import pytest
 
@@ -70,30 +68,6 @@ def test_a_symbolic_link_is_written_through_even_when_dangling(tmp_path):
 def test_a_folder_as_the_output_is_refused_in_one_line(tmp_path):
     with pytest.raises(OutputError, match="folder"):
         write_text(tmp_path, "x")
-
-
-def test_a_pipe_is_refused_without_waiting_for_a_writer(tmp_path):
-    fifo = tmp_path / "record.json"
-    os.mkfifo(fifo)
-    result: list[BaseException] = []
-
-    def read() -> None:
-        try:
-            read_text(fifo, what="record")
-        except InputError as e:
-            result.append(e)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    reader.join(10)
-    assert not reader.is_alive(), "reading a FIFO hung"
-    assert "not a regular file" in str(result[0])
-
-
-@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
-def test_dev_zero_is_refused_unread():
-    with pytest.raises(InputError, match="not a regular file"):
-        read_bytes("/dev/zero")
 
 
 def test_a_file_over_the_limit_is_refused_before_it_is_read(tmp_path):

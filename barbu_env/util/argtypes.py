@@ -18,8 +18,6 @@ from typing import NoReturn
 
 from .files import error_line
 
-__all__ = ["OneLineParser", "nonnegative_int", "port", "positive_float", "positive_int"]
-
 
 def _checked(text: str, kind: type, what: str, ok) -> int | float:
     try:

@@ -32,24 +32,6 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = [
-    "InputError",
-    "OutputError",
-    "check_writable",
-    "cut_text",
-    "error_line",
-    "is_file",
-    "make_folder",
-    "printable",
-    "quote",
-    "read_bytes",
-    "read_text",
-    "replacing",
-    "safe_yaml",
-    "write_bytes",
-    "write_text",
-]
-
 #: The default limit of :func:`read_bytes`: far above any record or cache file.
 DEFAULT_READ_LIMIT = 16_000_000
 
