@@ -39,7 +39,7 @@ import barbu_env
 from barbu_env.agents import make_agent
 from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.belief import probabilities
-from barbu_env.util.argtypes import OneLineParser, positive_float, positive_int
+from barbu_env.util.argtypes import OneLineParser, positive_int
 from barbu_models.policy import BarbuActorCritic, PolicyConfig, hands_loss, load_checkpoint, with_belief_rows
 from barbu_training.config import shipped_belief
 from barbu_training.policy_agent import PolicyAgent
@@ -153,7 +153,7 @@ def table(title: str, unit: str, rows: list[tuple[str, float]], reference: str) 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = OneLineParser(prog="python -m benchmarks.bench_network", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=positive_float, default=3.0, help="time per subject (default 3)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="time per subject (default 3; 0: one round)")
     parser.add_argument("--batch", type=positive_int, default=64, help="the larger acting batch (default 64)")
     parser.add_argument("--minibatch", type=positive_int, default=4096, help="training minibatch (default 4,096)")
     parser.add_argument(
