@@ -83,7 +83,7 @@ import numpy as np
 
 from barbu_env.game.engine import BarbuState
 from barbu_env.game.rules import Rules, load_rules, preset_names
-from barbu_env.util.argtypes import OneLineParser, add_number
+from barbu_env.util.argtypes import OneLineParser, nonnegative_int, positive_float, positive_int
 from barbu_env.util.extras import require
 from barbu_env.util.files import check_writable, error_line, write_text
 from benchmarks.machine import machine_info, pin_to_core
@@ -579,26 +579,23 @@ def _import_error(make, *args) -> str | None:
 
 def parse_args(argv: list[str] | None = None, prog: str = "python -m benchmarks.bench") -> argparse.Namespace:
     p = OneLineParser(prog=prog, description=__doc__.split("\n\n")[0])
-    add_number(p, "bench", "--seconds", "time budget per subject, {valid} (default 5)", default=5.0)
-    add_number(p, "bench", "--games", "play exactly this many games per subject instead, {valid}", default=None)
+    p.add_argument("--seconds", type=positive_float, default=5.0, help="time budget per subject (default 5)")
+    p.add_argument("--games", type=positive_int, help="play exactly this many games per subject instead")
     p.add_argument("--rules", default="standard", choices=preset_names(), help="Barbu rules preset (default standard)")
-    add_number(p, "bench", "--seed", "seed of the deals and the random players, {valid} (default 0)", default=0)
-    add_number(
-        p,
-        "bench",
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the deals and the random players")
+    p.add_argument(
         "--batch",
-        f"games stepped together by the batched engine, {{valid}} (default {DEFAULT_BATCH})",
+        type=positive_int,
         default=DEFAULT_BATCH,
         metavar="B",
+        help=f"games stepped together by the batched engine (default {DEFAULT_BATCH})",
     )
     pin = p.add_mutually_exclusive_group()
-    add_number(
-        pin,
-        "bench",
+    pin.add_argument(
         "--pin-core",
-        "pin the process to this core, {valid}, one it may use (default: the highest-numbered allowed core)",
-        default=None,
+        type=nonnegative_int,
         metavar="CORE",
+        help="pin the process to this core, one it may use (default: the highest-numbered allowed core)",
     )
     pin.add_argument("--no-pin", action="store_true", help="do not pin the process to a core")
     p.add_argument(
@@ -606,15 +603,14 @@ def parse_args(argv: list[str] | None = None, prog: str = "python -m benchmarks.
         action="store_true",
         help="time with this process's CPU time instead of wall time (for a busy machine)",
     )
-    add_number(
-        p,
-        "bench",
+    p.add_argument(
         "--pimc-games",
-        f"games for the pimc search agent's figures, {{valid}} (default {DEFAULT_PIMC_GAMES}; 0 leaves it out)",
+        type=nonnegative_int,
         default=DEFAULT_PIMC_GAMES,
         metavar="K",
+        help=f"games for the pimc search agent's figures (default {DEFAULT_PIMC_GAMES}; 0 leaves it out)",
     )
-    add_number(p, "bench", "--pimc-worlds", "pimc's worlds per decision, {valid} (default 32)", default=32, metavar="W")
+    p.add_argument("--pimc-worlds", type=positive_int, default=32, metavar="W", help="pimc's worlds per decision")
     p.add_argument("--json", metavar="PATH", help="also write the figures and machine info to this JSON file")
     return p.parse_args(argv)
 

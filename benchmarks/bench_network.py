@@ -39,7 +39,7 @@ import barbu_env
 from barbu_env.agents import make_agent
 from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.belief import probabilities
-from barbu_env.util.argtypes import OneLineParser, Range
+from barbu_env.util.argtypes import OneLineParser, positive_int
 from barbu_models.policy import BarbuActorCritic, PolicyConfig, hands_loss, load_checkpoint, with_belief_rows
 from barbu_training.config import shipped_belief
 from barbu_training.policy_agent import PolicyAgent
@@ -151,32 +151,16 @@ def table(title: str, unit: str, rows: list[tuple[str, float]], reference: str) 
     return "\n".join(lines)
 
 
-#: The ranges of the numeric flags.
-SECONDS = Range(0, 600, integer=False)
-BATCH = Range(2, 4096)
-MINIBATCH = Range(1, 65_536)
-POSITIONS = Range(64, 100_000)
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = OneLineParser(prog="python -m benchmarks.bench_network", description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--seconds", type=SECONDS.parse, default=3.0, help=f"time per subject: {SECONDS.describe()} (default 3)"
-    )
-    parser.add_argument(
-        "--batch", type=BATCH.parse, default=64, help=f"the larger acting batch: {BATCH.describe()} (default 64)"
-    )
-    parser.add_argument(
-        "--minibatch",
-        type=MINIBATCH.parse,
-        default=4096,
-        help=f"training minibatch: {MINIBATCH.describe()} (default 4,096)",
-    )
+    parser.add_argument("--seconds", type=float, default=3.0, help="time per subject (default 3; 0: one round)")
+    parser.add_argument("--batch", type=positive_int, default=64, help="the larger acting batch (default 64)")
+    parser.add_argument("--minibatch", type=positive_int, default=4096, help="training minibatch (default 4,096)")
     parser.add_argument(
         "--positions",
-        type=POSITIONS.parse,
+        type=positive_int,
         default=2048,
-        help=f"positions of heuristic play to act and train on: {POSITIONS.describe()}, above --batch (default 2,048)",
+        help="positions of heuristic play to act and train on, above --batch (default 2,048)",
     )
     parser.add_argument("--cpu-time", action="store_true", help="time with this process's CPU time")
     parser.add_argument("--no-pin", action="store_true", help="do not pin the process to one core")

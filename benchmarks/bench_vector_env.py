@@ -38,7 +38,7 @@ import gymnasium
 import numpy as np
 
 from barbu_env import GYM_ENV_ID
-from barbu_env.util.argtypes import VECTOR_BENCH, OneLineParser, add_number
+from barbu_env.util.argtypes import OneLineParser, nonnegative_int, positive_float, positive_int
 from benchmarks.machine import machine_info
 
 #: The subjects, in the order they run.
@@ -106,20 +106,19 @@ def format_table(results: list[Measurement]) -> str:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = OneLineParser(prog="python -m benchmarks.bench_vector_env", description=__doc__.split("\n")[0])
-    add_number(p, VECTOR_BENCH, "--seconds", "wall time per subject, {valid} (default 5)", default=5.0)
-    add_number(p, VECTOR_BENCH, "--envs", "N of the vector entry point and sync, {valid} (default 256)", default=256)
-    add_number(
-        p,
-        VECTOR_BENCH,
+    p.add_argument("--seconds", type=positive_float, default=5.0, help="wall time per subject (default 5)")
+    p.add_argument("--envs", type=positive_int, default=256, help="N of the vector entry point and sync (default 256)")
+    p.add_argument(
         "--async-envs",
-        "N (worker processes) of AsyncVectorEnv, {valid}; 0 leaves it out (default: the number of cores)",
-        default=min(os.cpu_count() or 1, 1024),
+        type=nonnegative_int,
+        default=os.cpu_count() or 1,
+        help="N (worker processes) of AsyncVectorEnv; 0 leaves it out (default: the number of cores)",
     )
     p.add_argument(
         "--opponents", default="heuristic,random", help="comma-separated opponent names (default heuristic,random)"
     )
     p.add_argument("--episode", default="game", choices=["game", "round", "hand"], help="episode (default game)")
-    add_number(p, VECTOR_BENCH, "--seed", "{valid}", default=0)
+    p.add_argument("--seed", type=nonnegative_int, default=0)
     return p.parse_args(argv)
 
 

@@ -174,7 +174,7 @@ def test_pimc_places_a_checkpoint_rollout_policy_on_its_device(policy_file, no_g
 
 
 def test_eval_device_goes_to_the_agents_that_take_one_and_plays_in_this_process(policy_file):
-    from barbu_env.cli.main import _on_device
+    from barbu_env.cli.agents import on_device as _on_device
 
     specs = [str(policy_file), "heuristic", f"pimc:rollout={policy_file}", f"{policy_file}:device=cpu"]
     assert _on_device(specs, "cpu", None) == (specs, None)  # the default: the specs as written

@@ -1,21 +1,19 @@
-"""Tournament sizes: ``--games`` outside 1..``MAX_GAMES`` is refused at once with one line
-(``barbu eval`` and ``barbu league``), jobs are made as they are handed out (a bounded
-number in flight), and the results of normal sizes are those the code gave before."""
+"""Tournament sizes: ``--games`` below 1 is refused at once with one line (``barbu eval``
+and ``barbu league``), jobs are made as they are handed out (a bounded number in flight),
+and the results of normal sizes are those the code gave before."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
-import subprocess
-import sys
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
 from barbu_env.cli.main import main
 from barbu_env.evaluation import tournament
-from barbu_env.evaluation.tournament import MAX_GAMES, check_games, evaluate, schedule
+from barbu_env.evaluation.tournament import evaluate, schedule
 
 FOUR = "random,random,random,random"
 EVAL = ["eval", "--agents", FOUR, "--no-progress"]
@@ -27,35 +25,12 @@ EXPECTED_SCORES_SHA256 = "fce85b3150c7d7b319fcfa9209b32e615e4e6d5ec436174381e5dc
 EXPECTED_MEANS = [-738.45, 738.45]
 EXPECTED_SE = 26.326299166000865
 
-#: Seconds a refusal may take in a fresh interpreter (imports included) on a slow, shared box.
-ANSWER_WITHIN = 30
-
 
 def one_line_error(err: str, command: str) -> str:
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"barbu {command}: error: "), err
     assert "Traceback" not in err
     return lines[0]
-
-
-@pytest.mark.parametrize(
-    "argv, says",
-    [
-        ([*EVAL, "--games", str(10**12)], "at most 10,000,000"),
-        ([*EVAL, "--games", str(MAX_GAMES + 1)], "at most 10,000,000"),
-        ([*LEAGUE, "--games", str(10**12)], "at most 10,000,000"),
-    ],
-    ids=["eval 10**12", "eval MAX_GAMES + 1", "league 10**12"],
-)
-def test_a_size_no_tournament_could_finish_is_refused_at_once(argv, says):
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "barbu_env.cli.main", *argv], capture_output=True, text=True, timeout=ANSWER_WITHIN
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"barbu {' '.join(argv)}: no answer within {ANSWER_WITHIN} s")
-    assert done.returncode != 0 and done.stdout == ""
-    assert says in one_line_error(done.stderr, argv[0])
 
 
 @pytest.mark.parametrize(
@@ -72,15 +47,6 @@ def test_no_games_or_fewer_is_refused_with_one_line(argv, capsys):
     captured = capsys.readouterr()
     line = one_line_error(captured.err, argv[0])
     assert captured.out == "" and "games" in line and re.search("at least 1|positive integer", line)
-
-
-def test_the_size_bound_is_checked_for_the_library_too():
-    assert check_games(1) == 1 and check_games(MAX_GAMES) == MAX_GAMES
-    for bad, says in ((MAX_GAMES + 1, "at most"), (0, "at least 1"), (True, "whole number"), (4.0, "whole number")):
-        with pytest.raises(ValueError, match=says):
-            check_games(bad)
-    with pytest.raises(ValueError, match="at most"):
-        evaluate(FOUR.split(","), games=10**12, workers=1)
 
 
 class Stop(Exception):
@@ -135,18 +101,3 @@ def test_normal_sizes_give_the_results_they_gave_before(workers, monkeypatch):
     assert result.entries[0].score.se == EXPECTED_SE
     if workers > 1:  # 10 jobs, never more than JOBS_IN_FLIGHT_PER_WORKER per worker handed out
         assert 0 < PeakInFlight.peak <= workers * tournament.JOBS_IN_FLIGHT_PER_WORKER
-
-
-@pytest.mark.parametrize("digits", [4300, 4301])
-@pytest.mark.parametrize("command", [EVAL, LEAGUE], ids=["eval", "league"])
-@pytest.mark.parametrize("sign", ["", "-"])
-def test_a_number_of_games_thousands_of_digits_long_is_refused_in_a_short_line(command, digits, sign, capsys):
-    try:
-        code = main([*command, "--games", sign + "9" * digits])
-    except SystemExit as e:  # refused by the option's type, while parsing
-        code = e.code
-    assert code not in (0, None)
-    line = one_line_error(capsys.readouterr().err, command[0])
-    assert len(line) < 300 and "games" in line, line
-    if digits > 4300:  # an integer, too long to be read: said as much
-        assert "of at most 4,300 digits" in line, line

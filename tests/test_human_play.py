@@ -198,4 +198,3 @@ def test_barbu_play_seats_only_agents_and_plays_the_hands_asked(tmp_path, capsys
 def test_barbu_play_refuses_a_table_of_three(capsys):
     assert main(["play", "--agents", "human,random,random"]) == 1
     assert "needs 4 seats" in capsys.readouterr().err
-

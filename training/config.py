@@ -41,7 +41,7 @@ from typing import Any
 from barbu_env.agents.pretrained import SHIPPED
 from barbu_env.agents.registry import split_agent_specs
 from barbu_env.game.observation import NUM_CARD_ROWS, OBS_DIM, OBS_LAYOUT, PRIVILEGED_DIM
-from barbu_env.util.argtypes import OneLineParser, any_number, integer
+from barbu_env.util.argtypes import OneLineParser
 from barbu_env.util.extras import needs
 from barbu_env.util.files import InputError, quote, read_text, safe_yaml
 from barbu_models.policy import SIZE_LIMITS, PolicyConfig
@@ -705,7 +705,7 @@ def add_field_flags(parser: argparse.ArgumentParser, cls: type, defaults: bool =
     for f in dataclasses.fields(cls):
         if f.type not in ("int", "float", "str", "bool"):
             continue  # a list (``stages``): config files only
-        kind = {"int": integer, "float": any_number, "str": str, "bool": _bool}[f.type]
+        kind = {"int": int, "float": float, "str": str, "bool": _bool}[f.type]
         parser.add_argument(
             "--" + f.name.rstrip("_").replace("_", "-"),
             dest=f.name,

@@ -7,7 +7,7 @@ library's policy behind a thin adapter — is an ``Agent`` (``barbu_env.agents.b
 (``{"observation", "action_mask"}``, the acting agent's name ``"player_0"`` ...); a
 subclass writes either, the base class serves the other.
 
-Agents are made from a spec (``barbu_env.agents.spec.AgentSpec``), so that ``--agents
+Agents are made from a spec (``barbu_env.agents.registry.AgentSpec``), so that ``--agents
 heuristic,random`` works from the command line: ``make_agent("random", seed=0)``. A spec
 names a registered agent, a file handed to the loaders registered with
 ``register_loader`` (trained checkpoints; a pickle-based file, an SB3 ``.zip`` or an RLlib
@@ -25,16 +25,17 @@ from . import pretrained as _pretrained  # noqa: F401
 from . import random_agent as _random_agent  # noqa: F401
 from .base import Agent
 from .registry import (
+    AgentSpec,
     UntrustedFileError,
     agent_names,
     agent_takes,
     make_agent,
     parse_agent_spec,
+    parse_agents,
     register,
     register_loader,
     split_agent_specs,
 )
-from .spec import AgentSpec, parse_agents
 
 __all__ = [
     "Agent",

@@ -67,7 +67,6 @@ from ..game.actions import NUM_ACTIONS
 from ..game.engine import contract_total
 from ..game.observation import OBS_DIM
 from ..game.rules import Rules, load_rules
-from ..util.argtypes import AGENT_PARAMS
 from .base import Agent
 from .registry import register
 
@@ -226,9 +225,7 @@ class HeuristicAgent(Agent):
         double_margin: float = DOUBLE_MARGIN,
         redouble_margin: float = REDOUBLE_MARGIN,
     ):
-        valid = AGENT_PARAMS["heuristic"]
-        self.double_margin = valid["double_margin"].check(double_margin, f"{self.name}: double_margin")
-        self.redouble_margin = valid["redouble_margin"].check(redouble_margin, f"{self.name}: redouble_margin")
+        self.double_margin, self.redouble_margin = float(double_margin), float(redouble_margin)
         self.seed = seed
         self.rules = load_rules(rules)
         self.batch_key = (self.rules, self.double_margin, self.redouble_margin)

@@ -57,7 +57,6 @@ from ..game.engine import BarbuState
 from ..game.position import Positions
 from ..game.rules import Rules, load_rules
 from ..game.worlds import sample_worlds
-from ..util.argtypes import AGENT_PARAMS
 from ..util.extras import require
 from .base import Agent
 from .registry import register
@@ -85,10 +84,8 @@ class OpenSpielISMCTSAgent(Agent):
         uct_c: float = DEFAULT_UCT_C,
         rollouts: int = DEFAULT_ROLLOUTS,
     ):
-        valid = AGENT_PARAMS["openspiel-ismcts"]  # checked before OpenSpiel is imported
-        simulations = valid["simulations"].check(simulations, "openspiel-ismcts: simulations")
-        rollouts = valid["rollouts"].check(rollouts, "openspiel-ismcts: rollouts")
-        uct_c = valid["uct_c"].check(uct_c, "openspiel-ismcts: uct_c")
+        if simulations < 1 or rollouts < 1 or uct_c < 0:  # checked before OpenSpiel is imported
+            raise ValueError("openspiel-ismcts: simulations and rollouts must be at least 1, uct_c at least 0")
         pyspiel = require("pyspiel", "openspiel", FEATURE, "open_spiel")
         spiel = importlib.import_module("barbu_env.envs.openspiel")
         ismcts = importlib.import_module("open_spiel.python.algorithms.ismcts")

@@ -41,10 +41,10 @@ rollout policy that takes one (a trained checkpoint) computes (its own default, 
 unless given: ``"pimc:rollout=runs/x/best.pt,device=cuda"``; ``barbu eval --device``
 sets it), ``worlds_from`` where the hidden hands are drawn from (``uniform``, the default;
 ``belief``, the shipped belief network, which needs torch; or a belief checkpoint's path:
-the name gains ``-belief``), ``seed``. The numbers' ranges (``barbu_env.util.argtypes.AGENT_PARAMS``: ``worlds`` 1
-to 4,096, ``time_limit`` above 0 and at most 3,600, ``cover`` and ``certain`` above 0 and
-at most 1) are checked when the agent is made, before anything is built; a search holds at
-most ``ROUND_SLOTS`` rollout games at once, whatever its worlds.
+the name gains ``-belief``), ``seed``. ``worlds`` at least 1, ``time_limit`` above 0,
+``cover`` and ``certain`` above 0 and at most 1 are checked when the agent is made, before
+anything is built; a search holds at most ``ROUND_SLOTS`` rollout games at once, whatever
+its worlds.
 
 The guided search, ``pimc-ppo`` (``guided_pimc``), adds a *prior*: a trained policy
 (``prior``; ``pimc-ppo`` uses its rollout policy, ``ppo-finetuned`` by default). A
@@ -74,7 +74,6 @@ from ..game.position import Positions
 from ..game.rules import Rules, load_rules
 from ..game.vector import VectorBarbu
 from ..game.worlds import sample_worlds
-from ..util.argtypes import AGENT_PARAMS
 from ..util.files import is_file, quote
 from .base import Agent
 from .belief import SHIPPED, UNIFORM, load_model, samplers
@@ -135,11 +134,8 @@ class PimcAgent(Agent):
         certain: float = DEFAULT_CERTAIN,
         worlds_from: str = UNIFORM,
     ):
-        valid = AGENT_PARAMS["pimc"]  # every number checked before anything is built
-        worlds = valid["worlds"].check(worlds, "pimc: worlds")
-        if time_limit is not None:
-            time_limit = valid["time_limit"].check(time_limit, "pimc: time_limit")
-        cover, certain = valid["cover"].check(cover, "pimc: cover"), valid["certain"].check(certain, "pimc: certain")
+        if worlds < 1 or (time_limit is not None and time_limit <= 0) or not (0 < cover <= 1 and 0 < certain <= 1):
+            raise ValueError("pimc: worlds must be at least 1, time_limit above 0, cover and certain in (0, 1]")
         if not isinstance(rollout, str) or rollout.split(":")[0] in _SEARCHES:
             raise ValueError(f"pimc: rollout must be another agent's spec, not {quote(rollout)}")
         if prior is not None and (not isinstance(prior, str) or prior.split(":")[0] in _SEARCHES):

@@ -74,7 +74,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...agents.spec import AgentSpec, specs_of
+from ...agents.registry import AgentSpec, specs_of
 from ...game.rules import Rules, load_rules
 from ...util.files import OutputError
 from ..tournament import SEATINGS, evaluate

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...agents.spec import AgentSpec
+from ...agents.registry import AgentSpec
 from ...game.rules import Rules
 from ...util.files import read_bytes, write_text
 from ..tournament.schedule import deal_sets

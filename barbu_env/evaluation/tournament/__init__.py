@@ -122,7 +122,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from barbu_env.agents.spec import AgentSpec, specs_of
+from barbu_env.agents.registry import AgentSpec, specs_of
 from barbu_env.evaluation.records import GameRecord
 from barbu_env.game.constants import NUM_PLAYERS
 from barbu_env.game.rules import Rules, load_rules
@@ -164,7 +164,7 @@ def evaluate(
     records_dir: str | Path | None = None,
     record_games: int | None = None,
 ) -> TournamentResult:
-    """Run a duplicate tournament of four agents (specs: ``barbu_env.agents.spec``; a list,
+    """Run a duplicate tournament of four agents (specs: ``barbu_env.agents.registry``; a list,
     or one comma-separated text; repeats allowed) over ``games`` games (rounded up to a
     multiple of 4).
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from barbu_env.agents import make_agent
-from barbu_env.agents.spec import AgentSpec
+from barbu_env.agents.registry import AgentSpec
 from barbu_env.game.constants import NUM_HANDS, NUM_PLAYERS
 from barbu_env.game.rules import Rules
 

@@ -27,7 +27,7 @@ from barbu_env.util.json_layout import write_json
 from .schedule import SEATING_RULE, SEATINGS, agent_labels, seating, seats_of_agents
 
 if TYPE_CHECKING:
-    from barbu_env.agents.spec import AgentSpec
+    from barbu_env.agents.registry import AgentSpec
 
     from .play import GameData
 

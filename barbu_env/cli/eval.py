@@ -1,0 +1,87 @@
+"""``barbu eval``: a duplicate tournament of four agents (``barbu_env.evaluation.tournament``);
+prints the table, then writes ``--out``, ``--plot`` and ``--records``."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..util.argtypes import nonnegative_int, positive_int
+from ..util.files import make_folder
+from .agents import add_device, add_trust, agents_and_outputs
+from .outputs import report_not_saved, write_outputs
+
+
+def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "eval",
+        help="duplicate tournament of four agents",
+        description="Duplicate tournament: every deal set (28 deals and the first declarer) is played in the "
+        "four cyclic seatings, so each agent plays every deal from every seat. Prints a table of scores "
+        "per game (s.e. and 95% CI over deal sets), per-contract means, doubling and head to head.",
+    )
+    p.add_argument(
+        "--agents",
+        required=True,
+        metavar="A,B,C,D",
+        help="four agents, comma-separated: registered names (random, heuristic, pimc, ...) or checkpoint "
+        "paths, each with optional parameters after a colon; repeats allowed, e.g. "
+        "pimc:worlds=32,heuristic,heuristic,heuristic",
+    )
+    p.add_argument(
+        "--games",
+        type=positive_int,
+        default=100,
+        metavar="N",
+        help="games to play, rounded up to a multiple of 4 (default 100)",
+    )
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="tournament seed: deals and agent seeds (default 0)")
+    p.add_argument(
+        "--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file (default standard)"
+    )
+    p.add_argument("--out", metavar="FILE.json", help="write the results as JSON")
+    p.add_argument("--plot", metavar="FILE.png", help="draw the per-contract comparison (matplotlib)")
+    p.add_argument("--records", metavar="DIR", help="save game records (JSON) in DIR: every game, or --record-games")
+    p.add_argument(
+        "--record-games", type=nonnegative_int, metavar="K", help="with --records: save only the first K games"
+    )
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        metavar="W",
+        help="worker processes (default: one per CPU; 1 plays in this process)",
+    )
+    add_device(p)
+    add_trust(p)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from barbu_env.agents import parse_agents
+    from barbu_env.evaluation.tournament import evaluate, format_table, plot_results
+
+    agents, workers = agents_and_outputs(args, parse_agents(args.agents))
+    make_folder(args.records, "--records")
+    if args.record_games is not None and args.records is None:
+        raise ValueError("--record-games needs --records DIR")
+    result = evaluate(
+        agents,
+        games=args.games,
+        seed=args.seed,
+        rules=args.rules,
+        workers=workers,
+        progress=not args.no_progress,
+        records_dir=args.records,
+        record_games=args.record_games,
+    )
+    print(format_table(result))  # first: a file that cannot be written loses nothing of the table
+    status = 0
+    if result.run.get("records_not_saved"):
+        report_not_saved("eval", result.run["records_not_saved"])
+        status = 1
+    writes = []
+    if args.out:
+        writes.append((lambda: result.to_json(args.out), f"\nresults written to {args.out}"))
+    if args.plot:
+        writes.append((lambda: plot_results(result, args.plot), f"plot written to {args.plot}"))
+    return write_outputs("eval", writes) or status
