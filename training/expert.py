@@ -74,7 +74,8 @@ from barbu_env.game.observation import OBS_DIM, OFFSETS
 from barbu_env.game.vector import VectorBarbu
 from barbu_models.device import one_thread
 from barbu_models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
-from barbu_training.config import ConfigError, ExpertArgs, add_field_flags
+from barbu_training.config import ConfigError, ExpertArgs, ValidationError, config_error
+from barbu_training.config_cli import add_field_flags
 
 
 def check_games(args: ExpertArgs) -> None:
@@ -438,8 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m barbu_training.expert", description=__doc__.split("\n\n")[0])
     try:
         args = ExpertArgs(**vars(add_field_flags(parser, ExpertArgs).parse_args(argv)))
-    except ConfigError as e:
-        parser.error(str(e))
+    except ValidationError as e:
+        parser.error(str(config_error(e)))
     try:
         summary = run(args)
     except ConfigError as e:  # what the arguments ask that cannot be done: one line

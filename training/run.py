@@ -62,12 +62,11 @@ from barbu_models.policy import (
     with_hands_head,
     with_privileged_critic,
 )
-from barbu_training.checkpoint_check import check_startable, describe_network
 from barbu_training.config import Args, ConfigError, shipped_belief
 from barbu_training.ppo import PPO, NotFinite
 from barbu_training.preflight import Prepared, prepare
 from barbu_training.rollout import Collector, Rollout
-from barbu_training.stages import resume_path
+from barbu_training.stages import check_startable, describe_network, resume_path
 from barbu_training.workers import WorkerGroup, WorkerLost
 
 # ---------------------------------------------------------------------- starting a run
