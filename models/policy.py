@@ -450,7 +450,7 @@ def check_weights(state_dict: Any, expected: dict[str, tuple[int, ...]], where: 
     tensors = state_dict if isinstance(state_dict, dict) else {}
     got = {k: tuple(w.shape) for k, w in tensors.items() if isinstance(w, torch.Tensor) and w.is_floating_point()}
     if got != expected or len(got) != len(tensors):
-        wrong = next(k for k in [*expected, *tensors] if got.get(k) != expected.get(k)) if tensors else None
+        wrong = next((k for k in [*expected, *tensors] if got.get(k) != expected.get(k)), None)
         raise ValueError(f"{where}: its weights are not this network's (first wrong: {quote(wrong)})")
     if not all(torch.isfinite(w).all() for w in tensors.values()):
         raise ValueError(f"{where}: its weights are not all finite")
