@@ -102,21 +102,21 @@ def test_flags_win_over_every_stage_but_the_chains_name_start_and_resume(tmp_pat
 
 
 BAD_LAST_STAGE = [
-    ({"gamma": 5.0}, "gamma must be a number from 0 to 1"),
-    ({"lerning_rate": 0.1}, "unknown training field.*'lerning_rate'"),
-    ({"init_from": "middle"}, "init_from must be one of latest, best"),
+    ({"gamma": 5.0}, "gamma: Input should be less than or equal to 1"),
+    ({"lerning_rate": 0.1}, "lerning_rate: Unexpected keyword argument"),
+    ({"init_from": "middle"}, "init_from is latest or best"),
     ({"init_from": "best"}, "init_from best needs stage 2's best.pt"),
-    ({"init_from": "latest", "init": "ppo"}, "init_from and init"),
+    (
+        {"init_from": "latest", "init": "ppo"},
+        "init_from is latest or best, on a stage after the first that names no init",
+    ),
     ({"resume": "x.pt"}, "resume is not a stage's field"),
-    ({"stages": []}, "stages is not a stage's field"),
     ({"hidden": 64}, "another network than stage 2's"),
     ({"exp_name": "chain-1"}, "stage 1's folder"),
     ({"baselines": "nobody"}, r"baselines: 'nobody' is not an agent"),  # prepare's, before stage 1 runs
     ({"kl_anchor": "missing.pt", "kl_coef": 0.1}, "kl_anchor: 'missing.pt' is not a checkpoint file"),
-    ({"expert": {"wrlds": 8}}, "unknown expert-iteration field 'wrlds'"),
-    ({"expert": {"seed": 8}}, "expert: 'seed' is the run's seed"),
-    ({"expert": {"worlds": 0}}, "expert: worlds must be an integer from 1 to 4096"),
-    ({"expert": ["worlds", 8]}, "expert must be empty, or a mapping of expert-iteration fields"),
+    ({"expert": {"wrlds": 8}}, "expert: wrlds: Unexpected keyword argument"),
+    ({"expert": {"seed": 8}}, "expert: seed is the run's seed"),
     ({"expert": {"games": 1}}, "expert: games 1 over workers 1 with holdout 0.1 leave a worker no game to fit on"),
 ]
 
@@ -145,6 +145,7 @@ def test_expert_iteration_is_a_stages_own_field_with_a_network_to_teach():
         stage_args(config.Args(**TOP, init="ppo", stages=[{"expert": {"worlds": 2}}, {"init_from": "latest"}]))
 
 
+@pytest.mark.slow  # the chain's wiring of an expert stage is checked cheaply by the ppo-expert recipe's test
 def test_an_expert_stage_teaches_the_previous_network_and_the_next_stage_starts_from_and_is_pulled_toward_it(
     tmp_path, monkeypatch, capsys
 ):
