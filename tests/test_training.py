@@ -462,7 +462,7 @@ def test_a_checkpoint_of_another_observation_layout_is_refused_with_a_clear_mess
     else:
         payload["model_config"]["obs_layout"] = layout
     torch.save(payload, path)
-    with pytest.raises(ValueError, match=f"trained on observation layout {layout or 1} .*train it again"):
+    with pytest.raises(ValueError, match=f"reads observation layout {layout or 1}, .*train it again"):
         load_policy_agent(path)
     with pytest.raises(ValueError, match="observation layout"):
         load_checkpoint(path)
@@ -584,7 +584,7 @@ def test_a_run_interrupted_and_resumed_ends_exactly_as_the_uninterrupted_run(tmp
 def test_resuming_with_another_network_shape_is_a_clear_error(tmp_path):
     args = config.Args(run_dir=str(tmp_path), exp_name="a", **TINY)
     path = Trainer(args).checkpoint(tmp_path / "a.pt")
-    with pytest.raises(ValueError, match="not the one this config builds"):
+    with pytest.raises(ValueError, match="holds hidden 32, .*not a training checkpoint of hidden 64"):
         Trainer(dataclasses.replace(args, hidden=64, resume=str(path)))
 
 
