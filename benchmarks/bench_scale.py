@@ -39,7 +39,8 @@ from barbu_env.util.extras import needs
 with needs("train", "benchmarks.bench_scale"):  # one line if the extra is missing
     import torch
 
-from barbu_training.config import Args, load_args, model_config
+from barbu_training.config import Args, model_config
+from barbu_training.config_cli import load_args
 from barbu_training.preflight import OversubscribedWarning, learner_threads
 
 

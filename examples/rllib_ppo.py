@@ -60,7 +60,7 @@ except MissingExtraError as e:  # run as a script: the one line, without a trace
     if __name__ != "__main__":
         raise
     raise SystemExit(e) from None
-from barbu_training.config import add_field_flags
+from barbu_training.config_cli import add_field_flags
 from barbu_training.external_agents import RLLIB_POLICY_ID
 
 

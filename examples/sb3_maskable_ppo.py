@@ -42,7 +42,7 @@ except MissingExtraError as e:  # run as a script: the one line, without a trace
     raise SystemExit(e) from None
 
 import barbu_env.envs.gym_env  # noqa: F401  (registers Barbu-v1)
-from barbu_training.config import add_field_flags
+from barbu_training.config_cli import add_field_flags
 
 
 @dataclass

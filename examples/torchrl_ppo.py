@@ -62,7 +62,7 @@ except MissingExtraError as e:  # run as a script: the one line, without a trace
 from barbu_env.game.actions import AGENTS
 from barbu_env.game.credit import NO_DECISION, credit_steps
 from barbu_models.policy import BarbuActorCritic, PolicyConfig, save_checkpoint
-from barbu_training.config import add_field_flags
+from barbu_training.config_cli import add_field_flags
 
 GROUP = "players"
 OBS = (GROUP, "observation", "observation")  # the dict observation's vector, nested by TorchRL

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from barbu_env.util.files import write_text
-from barbu_training.config import add_field_flags
+from barbu_training.config_cli import add_field_flags
 
 #: The custom resource of the nodes that take env runners (one unit per runner).
 ENV_RUNNER_RESOURCE = "barbu_env_runner"

@@ -37,7 +37,7 @@ def measure(config: str, decisions: int, imitation: bool, run_dir: str, override
     """Train on ``config`` (with ``overrides``) for ``decisions`` (whole rollouts, so a
     little more) in ``run_dir``, without evaluations; the trainer's own timing of its
     rollouts and updates."""
-    from barbu_training.config import load_args
+    from barbu_training.config_cli import load_args
     from barbu_training.train import train
 
     fixed = {

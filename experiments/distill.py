@@ -51,7 +51,7 @@ from barbu_env.game.driver import play
 from barbu_env.game.vector import VectorBarbu
 from barbu_env.util.files import write_text
 from barbu_models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
-from barbu_training.config import add_field_flags
+from barbu_training.config_cli import add_field_flags
 from barbu_training.expert import KINDS, decision_kind, held_out, worker_games
 from barbu_training.policy_agent import PolicyAgent
 

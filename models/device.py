@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from barbu_env.util.extras import needs
-from barbu_env.util.files import quote
 
 with needs("train", "barbu_models.device"):  # one line if the extra is missing
     import torch
@@ -51,32 +50,16 @@ def resolve_device(name: str | torch.device = "auto") -> torch.device:
     starts the CUDA driver in this process (``torch.cuda.is_available``): worker processes
     forked after that cannot use the GPU themselves (they can use the CPU)."""
     text = str(name).strip().lower()
-    if text == "cpu":
+    if text in ("cpu", "cpu:0"):
         return torch.device("cpu")
     if text == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda")
         return torch.device("mps" if _mps_available() else "cpu")
-    here = ", ".join(available_devices())
-    try:
-        device = torch.device(text)
-    except RuntimeError:
-        shown = quote(name)
-        raise ValueError(f"unknown device {shown}: a device is {DEVICE_FORMS} (this machine has: {here})") from None
-    if device.type == "cpu":  # cpu:0
-        return torch.device("cpu")
-    if device.type == "cuda":
-        if not torch.cuda.is_available():
-            raise ValueError(f"device {name!r}: no CUDA GPU on this machine (it has: {here})")
-        count = torch.cuda.device_count()
-        if device.index is not None and device.index >= count:
-            raise ValueError(f"device {name!r}: this machine has {count} CUDA GPU(s) (it has: {here})")
-        return device
-    if device.type == "mps":
-        if not _mps_available():
-            raise ValueError(f"device {name!r}: no Apple MPS device on this machine (it has: {here})")
-        return device
-    raise ValueError(f"device {name!r} is not supported: a device is {DEVICE_FORMS} (this machine has: {here})")
+    here = available_devices()
+    if text not in here:
+        raise ValueError(f"device {name!r}: a device is {DEVICE_FORMS}, one this machine has ({', '.join(here)})")
+    return torch.device(text)
 
 
 @contextmanager

@@ -100,10 +100,6 @@ class PolicyConfig:
     layout is refused by ``load_checkpoint``."""
 
 
-#: Layout 1, for messages: checkpoints without ``obs_layout`` in their config read it.
-_LAYOUT_SIZES = {1: 924, 2: 1132}
-
-
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Linear:
     """Orthogonal weights, constant bias (CleanRL's PPO initialisation)."""
     nn.init.orthogonal_(layer.weight, std)
@@ -413,51 +409,30 @@ SIZE_LIMITS = {"hidden": (1, 8192), "layers": (1, 64), "card_embed": (1, 1024)}
 
 
 def checked_config(config: Any, where: str = "checkpoint") -> PolicyConfig:
-    """The ``PolicyConfig`` of a checkpoint's ``model_config`` if this barbu can build and
-    feed it: a mapping of ``PolicyConfig`` fields (missing ones take their defaults), each an
-    integer; the sizes within ``SIZE_LIMITS``; the observation (``obs_dim``, ``card_rows``,
-    ``obs_layout``) and the actions today's; ``hands_head`` 0 or 1; ``belief_hidden`` and
-    ``belief_layers`` both 0 or both within the sizes; ``state_dim`` 0 or the
-    privileged view's (``obs_dim`` plus three hidden hands). A ValueError of one line naming ``where`` and the
-    field otherwise. Nothing is built."""
-    if not isinstance(config, dict):
-        raise ValueError(f"{where}: its model_config is {quote(config)}, not a mapping of network fields")
-    fields = {f.name for f in dataclasses.fields(PolicyConfig)}
-    unknown = [k for k in config if k not in fields]
-    if unknown:
-        known = ", ".join(sorted(fields))
-        raise ValueError(f"{where}: model_config has no field {quote(unknown[0])} (its fields: {known})")
-    for name, value in config.items():
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError(f"{where}: model_config {name} must be an integer, not {quote(value)}")
-    made = PolicyConfig(**config)
-    for name, (low, high) in SIZE_LIMITS.items():
-        value = getattr(made, name)
-        if not low <= value <= high:
-            raise ValueError(f"{where}: model_config {name} must be from {low} to {high}, not {quote(value)}")
-    today = PolicyConfig()
-    for name in ("obs_dim", "card_rows", "num_actions"):
-        if getattr(made, name) != getattr(today, name):
-            raise ValueError(
-                f"{where}: model_config {name} is {quote(getattr(made, name))}; this barbu's networks have "
-                f"{getattr(today, name)}"
-            )
-    if (made.belief_hidden > 0) != (made.belief_layers > 0) or not (
-        0 <= made.belief_hidden <= SIZE_LIMITS["hidden"][1] and 0 <= made.belief_layers <= SIZE_LIMITS["layers"][1]
-    ):
-        raise ValueError(
-            f"{where}: model_config belief_hidden and belief_layers must be both 0 or both positive (at most "
-            f"{SIZE_LIMITS['hidden'][1]} and {SIZE_LIMITS['layers'][1]}), not {made.belief_hidden} and "
-            f"{made.belief_layers}"
-        )
-    if made.hands_head not in (0, 1):
-        raise ValueError(f"{where}: model_config hands_head must be 0 or 1, not {quote(made.hands_head)}")
-    privileged = made.obs_dim + 3 * NUM_CARDS
-    if made.state_dim not in (0, privileged):
-        raise ValueError(
-            f"{where}: model_config state_dim must be 0 or {privileged} (a privileged critic's), not "
-            f"{quote(made.state_dim)}"
-        )
+    """The ``PolicyConfig`` of a stranger's ``model_config`` if this barbu can build and feed
+    it: a mapping of ``PolicyConfig`` fields (missing ones take their defaults), integers, the
+    sizes within ``SIZE_LIMITS`` (the belief network's both 0 or within them too), today's
+    observation and actions, ``hands_head`` 0 or 1, ``state_dim`` 0 or the privileged view's.
+    A ValueError of one line naming ``where`` and the first rule broken otherwise; nothing is built."""
+    try:
+        made = PolicyConfig(**config)
+    except TypeError:  # not a mapping, or a field PolicyConfig has not
+        raise ValueError(f"{where}: its model_config {quote(config)} is not a mapping of network fields") from None
+    today, belief = PolicyConfig(), (made.belief_hidden, made.belief_layers)
+    rules = {
+        "integer fields": all(type(v) is int for v in dataclasses.astuple(made)),
+        "sizes within " + str(SIZE_LIMITS): all(lo <= getattr(made, n) <= hi for n, (lo, hi) in SIZE_LIMITS.items()),
+        "today's observation and actions": all(
+            getattr(made, n) == getattr(today, n) for n in ("obs_dim", "card_rows", "num_actions")
+        ),
+        "hands_head 0 or 1": made.hands_head in (0, 1),
+        "state_dim 0 or the privileged view's": made.state_dim in (0, made.obs_dim + 3 * NUM_CARDS),
+        "belief sizes both 0 or within the sizes": belief == (0, 0)
+        or (0 < belief[0] <= SIZE_LIMITS["hidden"][1] and 0 < belief[1] <= SIZE_LIMITS["layers"][1]),
+    }
+    broken = [rule for rule, ok in rules.items() if not ok]
+    if broken:
+        raise ValueError(f"{where}: its model_config {quote(config)} breaks the rule of {broken[0]}")
     return made
 
 
@@ -470,37 +445,26 @@ def shapes(config: PolicyConfig) -> dict[str, tuple[int, ...]]:
 
 
 def check_weights(state_dict: Any, expected: dict[str, tuple[int, ...]], where: str = "checkpoint") -> None:
-    """A ValueError of one line naming ``where`` unless ``state_dict`` is a mapping of exactly
-    the names of ``expected`` (``shapes``) to floating-point tensors of those shapes, every
-    value finite."""
-    if not isinstance(state_dict, dict):
-        raise ValueError(f"{where}: its weights are {quote(state_dict)}, not a mapping of tensors")
-    missing = [k for k in expected if k not in state_dict]
-    if missing:
-        raise ValueError(f"{where}: its weights lack {quote(missing[0])} ({len(missing)} of {len(expected)} missing)")
-    extra = [k for k in state_dict if k not in expected]
-    if extra:
-        raise ValueError(f"{where}: its weights hold {quote(extra[0])}, which the network has not")
-    for name, shape in expected.items():
-        w = state_dict[name]
-        if not isinstance(w, torch.Tensor) or not w.is_floating_point():
-            raise ValueError(f"{where}: weight {name} is not a floating-point tensor")
-        if tuple(w.shape) != shape:
-            raise ValueError(f"{where}: weight {name} has shape {list(w.shape)}, the network's is {list(shape)}")
-        if not torch.isfinite(w).all():
-            raise ValueError(f"{where}: weight {name} is not finite")
+    """A ValueError of one line naming ``where`` unless ``state_dict`` maps exactly the names
+    of ``expected`` (``shapes``) to finite floating-point tensors of those shapes."""
+    tensors = state_dict if isinstance(state_dict, dict) else {}
+    got = {k: tuple(w.shape) for k, w in tensors.items() if isinstance(w, torch.Tensor) and w.is_floating_point()}
+    if got != expected or len(got) != len(tensors):
+        wrong = next((k for k in [*expected, *tensors] if got.get(k) != expected.get(k)), None)
+        raise ValueError(f"{where}: its weights are not this network's (first wrong: {quote(wrong)})")
+    if not all(torch.isfinite(w).all() for w in tensors.values()):
+        raise ValueError(f"{where}: its weights are not all finite")
 
 
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tuple[BarbuActorCritic, dict[str, Any]]:
     """The network, on ``device`` (``barbu_models.device.resolve_device``: ``cpu``, ``auto``,
-    ``cuda``, ``cuda:N``, ``mps``), and the checkpoint's other contents, on the CPU;
-    ``weights_only=True``, so a checkpoint cannot run code. The network's config is checked
-    (``checked_config``: sizes within ``SIZE_LIMITS``, today's observation layout) and its
-    weights' names, shapes and values (``check_weights``) before any network is built,
-    which then takes the file's weights without initialising its own: a crafted file of a
-    few bytes asking for a huge network is refused at once. A missing file is a
-    FileNotFoundError; a file that is not a barbu checkpoint (not a torch file, or one
-    without a matching network), or a device this machine does not have, a ValueError."""
+    ``cuda``, ``cuda:N``, ``mps``), and the checkpoint's other contents, on the CPU. A
+    checkpoint may be a stranger's: ``weights_only=True``, so it cannot run code; its
+    network's config is checked (``checked_config``) and its weights' names, shapes and values
+    (``check_weights``) before any network is built, which then takes the file's weights
+    without initialising its own: a crafted file of a few bytes asking for a huge network is
+    refused at once. A missing file is a FileNotFoundError; a file that is not a barbu
+    checkpoint of today's observation layout, or a device this machine does not have, a ValueError."""
     path = Path(path)
     device = resolve_device(device)
     if not path.is_file():
@@ -509,16 +473,17 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises pickle, zip and runtime errors alike for a foreign file
         raise ValueError(f"{path}: not a barbu checkpoint (torch cannot load it: {type(e).__name__})") from e
-    if not isinstance(payload, dict) or not {"model_config", "state_dict"} <= set(payload):
+    if (
+        not isinstance(payload, dict)
+        or not isinstance(payload.get("model_config"), dict)
+        or "state_dict" not in payload
+    ):
         raise ValueError(f"{path}: not a barbu checkpoint (no model_config and state_dict)")
-    layout = payload["model_config"].get("obs_layout", 1) if isinstance(payload["model_config"], dict) else None
-    current = PolicyConfig.obs_layout
-    if layout is not None and layout != current:
-        size = _LAYOUT_SIZES.get(layout, "?") if isinstance(layout, int) else "?"
+    layout = payload["model_config"].get("obs_layout", 1)  # checkpoints before layouts were numbered: layout 1
+    if layout != PolicyConfig.obs_layout:
         raise ValueError(
-            f"{path}: this network was trained on observation layout {quote(layout)} "
-            f"({size} values) and this barbu observes layout {current} "
-            f"({_LAYOUT_SIZES[current]} values): it cannot read today's observations; train it again"
+            f"{path}: this network reads observation layout {quote(layout)}, this barbu's observations are layout "
+            f"{PolicyConfig.obs_layout}: train it again"
         )
     config = checked_config(payload["model_config"], str(path))
     check_weights(payload["state_dict"], shapes(config), str(path))

@@ -68,24 +68,14 @@ def test_auto_picks_cuda_when_a_gpu_is_present_then_mps(two_gpus, monkeypatch):
 
 
 def test_cuda_n_is_checked_against_the_gpus_present(two_gpus):
-    with pytest.raises(ValueError, match=r"'cuda:3': this machine has 2 CUDA GPU\(s\) .*cuda:0, cuda:1"):
+    with pytest.raises(ValueError, match=r"'cuda:3': .*one this machine has \(cpu, cuda, cuda:0, cuda:1\)"):
         resolve_device("cuda:3")
 
 
-@pytest.mark.parametrize(
-    ("name", "message"),
-    [
-        ("cuda", "no CUDA GPU on this machine"),
-        ("cuda:3", "no CUDA GPU on this machine"),
-        ("mps", "no Apple MPS device on this machine"),
-        ("tpu", "unknown device 'tpu': a device is auto, cpu, cuda, cuda:N or mps"),
-        ("xla", "'xla' is not supported"),
-    ],
-)
-def test_a_device_that_is_not_there_is_an_error_naming_what_is(no_gpu, name, message):
-    with pytest.raises(ValueError, match=message) as error:
+@pytest.mark.parametrize("name", ["cuda", "cuda:3", "mps", "tpu", "xla"])
+def test_a_device_that_is_not_there_is_an_error_naming_what_is(no_gpu, name):
+    with pytest.raises(ValueError, match=rf"device '{name}': a device is auto, .* one this machine has \(cpu\)"):
         resolve_device(name)
-    assert "(this machine has: cpu)" in str(error.value) or "(it has: cpu)" in str(error.value)
 
 
 # ---------------------------------------------------------------------- training on a device
@@ -113,7 +103,7 @@ def test_a_run_on_an_explicit_cpu_device_trains_saves_cpu_tensors_and_resumes(tm
 
 def test_a_training_device_that_is_not_there_fails_before_the_run_folder_is_made(tmp_path, no_gpu):
     args = Args(run_dir=str(tmp_path), exp_name="gpu", device="cuda:3", **TINY)
-    with pytest.raises(ValueError, match="no CUDA GPU"):
+    with pytest.raises(ValueError, match="one this machine has"):
         Trainer(args)
     assert not (tmp_path / "gpu").exists()
     assert main(["--run-dir", str(tmp_path), "--exp-name", "gpu", "--device", "tpu"]) == 1
@@ -157,9 +147,9 @@ def test_a_checkpoint_agent_takes_a_device_as_a_keyword_or_in_its_spec(policy_fi
 
 
 def test_a_checkpoint_agent_on_a_device_that_is_not_there_is_a_clear_error(policy_file, no_gpu):
-    with pytest.raises(ValueError, match="'cuda': no CUDA GPU on this machine"):
+    with pytest.raises(ValueError, match="'cuda': a device is"):
         make_agent(str(policy_file), device="cuda")
-    with pytest.raises(ValueError, match="'mps': no Apple MPS device"):
+    with pytest.raises(ValueError, match="'mps': a device is"):
         make_agent(f"{policy_file}:device=mps")
     with pytest.raises(ValueError, match="no parameter devices .*takes: deterministic, device"):
         make_agent(f"{policy_file}:devices=cpu")
@@ -169,7 +159,7 @@ def test_pimc_places_a_checkpoint_rollout_policy_on_its_device(policy_file, no_g
     pimc = make_agent(f"pimc:rollout={policy_file},device=cpu,worlds=2")
     assert pimc.rollout_agent.device == torch.device("cpu")
     assert make_agent("pimc:rollout=heuristic,device=cuda").rollout == "heuristic"  # no network: nothing to place
-    with pytest.raises(ValueError, match="no CUDA GPU"):
+    with pytest.raises(ValueError, match="one this machine has"):
         make_agent(f"pimc:rollout={policy_file},device=cuda")
 
 
@@ -196,4 +186,4 @@ def test_eval_with_a_device_that_is_not_there_is_a_one_line_error(policy_file, n
 
     agents = f"pimc:rollout={policy_file},worlds=1,random,random,random"
     assert main(["eval", "--agents", agents, "--games", "4", "--device", "cuda:3", "--no-progress"]) == 1
-    assert "barbu eval: error: device 'cuda:3': no CUDA GPU on this machine" in capsys.readouterr().err
+    assert "barbu eval: error: device 'cuda:3': a device is" in capsys.readouterr().err

@@ -199,21 +199,12 @@ def test_saved_labels_are_held_out_by_the_holdout_asked_now(positions, tmp_path)
     assert not (tmp_path / "o1").exists()  # refused before anything is written
 
 
-def test_labels_that_cannot_be_fitted_on_are_refused_in_one_line(tmp_path, capsys):
+def test_labels_numpy_cannot_read_are_refused_in_one_line(tmp_path, capsys):
     (tmp_path / "junk.npz").write_text("not a zip")
-    np.savez_compressed(tmp_path / "bare.npz", obs=np.zeros((2, 3)))
     np.save(tmp_path / "one.npy", np.zeros(3))
-    arrays = {k: np.zeros((10, 5)) for k in ("obs", "masks", "values", "probs")}
-    np.savez_compressed(tmp_path / "shapes.npz", **arrays, value=np.zeros(10), holdout=np.zeros(10, bool))
-    for labels, says in (
-        ("junk.npz", "cannot read"),
-        ("bare.npz", "is not expert labels"),
-        ("none.npz", "cannot read"),
-        ("one.npy", "cannot read"),
-        ("shapes.npz", "wrong shapes"),
-    ):
+    for labels in ("junk.npz", "none.npz", "one.npy"):
         with pytest.raises(SystemExit) as e:
             main(["--labels", str(tmp_path / labels), "--out", str(tmp_path / "o")])
         err = capsys.readouterr().err
-        assert e.value.code == 2 and len(err.strip().splitlines()) == 1 and says in err, err
+        assert e.value.code == 2 and len(err.strip().splitlines()) == 1 and "cannot read" in err, err
     assert not (tmp_path / "o").exists()

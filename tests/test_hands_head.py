@@ -28,8 +28,7 @@ from barbu_models.policy import (
     load_checkpoint,
     with_hands_head,
 )
-from barbu_training import config, ppo
-from barbu_training.checkpoint_check import check_resumable
+from barbu_training import config, config_cli, ppo
 from barbu_training.run import Trainer
 from barbu_training.stages import stage_args
 
@@ -202,21 +201,21 @@ def test_a_run_with_the_hands_term_starts_from_a_network_without_the_head_and_it
     with pytest.raises(ValueError, match="checkpoint.s network .*a privileged critic, a hands head"):
         Trainer(config.Args(run_dir=str(tmp_path), exp_name="d", init=str(path), **tiny()))
     # nor resume a run with the head without the term: the message tells the two networks apart
-    with pytest.raises(ValueError, match="a hands head.*no hands head.*hands_coef"):
-        check_resumable(torch.load(path, weights_only=True), bare.model.config)
+    with pytest.raises(config.ConfigError, match="a hands head.*not a training checkpoint of .*no hands head"):
+        Trainer(config.Args(run_dir=str(tmp_path), exp_name="e", resume=str(path), central_critic=True, **tiny()))
 
 
 def test_what_the_hands_term_cannot_work_with_is_refused():
-    with pytest.raises(config.ConfigError, match="hands_coef 0.5 needs central_critic"):
+    with pytest.raises(ValueError, match="hands_coef 0.5 needs central_critic"):
         config.Args(hands_coef=0.5)
-    with pytest.raises(config.ConfigError, match="expert iteration: the term is PPO's"):
+    with pytest.raises(ValueError, match="hands_coef and belief_rows are PPO's"):
         config.Args(init="ppo", expert={"games": 2}, central_critic=True, hands_coef=0.5)
-    with pytest.raises(ValueError, match="hands_head must be 0 or 1"):
+    with pytest.raises(ValueError, match="hands_head 0 or 1"):
         checked_config({"hands_head": 2})
 
 
 def test_the_ppo_belief_recipe_teaches_ppo_expert_from_the_belief_search_then_adds_the_hands_term():
-    first, second = stage_args(config.load_args(str(ROOT / "configs/train/ppo-belief.yaml")))
+    first, second = stage_args(config_cli.load_args(str(ROOT / "configs/train/ppo-belief.yaml")))
     assert first.init == "ppo-expert" and first.expert["searcher"] == "pimc-ppo:rollout=ppo-expert,worlds_from=belief"
     assert second.init == "runs/ppo-belief-1/expert.pt" and second.kl_anchor == "init"
     assert second.central_critic and second.hands_coef > 0 and second.total_decisions == 20_000_000

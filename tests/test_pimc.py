@@ -8,7 +8,7 @@ import pytest
 from test_oracle import RULESETS
 
 import barbu_env
-from barbu_env.agents import act_rows, make_agent, parse_agent_spec, split_agent_specs
+from barbu_env.agents import AgentSpec, act_rows, make_agent, parse_agents
 from barbu_env.agents.pimc import PimcAgent, rollout_values
 from barbu_env.game.actions import AGENTS
 from barbu_env.game.constants import Phase
@@ -73,13 +73,13 @@ def test_pimc_parameters_from_keywords_and_from_a_spec():
     a = make_agent("pimc", seed=1, worlds=3, rollout="random", baseline=False)
     b = make_agent("pimc:worlds=3,rollout=random,baseline=false", seed=1)
     assert (a.worlds, a.rollout, a.baseline) == (b.worlds, b.rollout, b.baseline) == (3, "random", False)
-    assert split_agent_specs("pimc:worlds=32,time_limit=0.5,heuristic,random,heuristic") == [
+    assert list(map(str, parse_agents("pimc:worlds=32,time_limit=0.5,heuristic,random,heuristic"))) == [
         "pimc:worlds=32,time_limit=0.5",
         "heuristic",
         "random",
         "heuristic",
     ]
-    assert parse_agent_spec("heuristic") == ("heuristic", {})
+    assert AgentSpec.parse("heuristic") == AgentSpec("heuristic")
     with pytest.raises(ValueError, match="has no parameter wrolds .*takes: worlds, rollout, time_limit, baseline"):
         make_agent("pimc:wrolds=3")
     with pytest.raises(ValueError, match="has no parameter depth"):

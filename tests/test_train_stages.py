@@ -20,7 +20,7 @@ from tiny_runs import tiny
 
 from barbu_env.cli.main import main as barbu
 from barbu_models.policy import load_checkpoint
-from barbu_training import config, ppo
+from barbu_training import config, config_cli, ppo
 from barbu_training.run import Trainer, TrainingInterrupted
 from barbu_training.stages import stage_args
 from barbu_training.train import plan_stages, train
@@ -93,7 +93,7 @@ def test_a_stage_may_start_from_the_previous_best_checkpoint_or_name_its_own_sta
 def test_flags_win_over_every_stage_but_the_chains_name_start_and_resume(tmp_path):
     path = _write(tmp_path / "c.yaml", TOP, [{"seed": 3, "gamma": 0.9}, {"seed": 4, "exp_name": "own"}])
     flags = {"seed": 7, "exp_name": "z", "init": "ppo", "hidden": 256, "card_embed": 32, "resume": "auto"}
-    args = config.load_args(str(path), flags)
+    args = config_cli.load_args(str(path), flags)
     first, second = stage_args(args)
     assert (first.seed, second.seed, first.gamma, second.gamma) == (7, 7, 0.9, 0.995)
     assert (first.exp_name, second.exp_name) == ("z-1", "own")  # a stage's own name stays its own
@@ -102,21 +102,21 @@ def test_flags_win_over_every_stage_but_the_chains_name_start_and_resume(tmp_pat
 
 
 BAD_LAST_STAGE = [
-    ({"gamma": 5.0}, "gamma must be a number from 0 to 1"),
-    ({"lerning_rate": 0.1}, "unknown training field.*'lerning_rate'"),
-    ({"init_from": "middle"}, "init_from must be one of latest, best"),
+    ({"gamma": 5.0}, "gamma: Input should be less than or equal to 1"),
+    ({"lerning_rate": 0.1}, "lerning_rate: Unexpected keyword argument"),
+    ({"init_from": "middle"}, "init_from is latest or best"),
     ({"init_from": "best"}, "init_from best needs stage 2's best.pt"),
-    ({"init_from": "latest", "init": "ppo"}, "init_from and init"),
+    (
+        {"init_from": "latest", "init": "ppo"},
+        "init_from is latest or best, on a stage after the first that names no init",
+    ),
     ({"resume": "x.pt"}, "resume is not a stage's field"),
-    ({"stages": []}, "stages is not a stage's field"),
     ({"hidden": 64}, "another network than stage 2's"),
     ({"exp_name": "chain-1"}, "stage 1's folder"),
     ({"baselines": "nobody"}, r"baselines: 'nobody' is not an agent"),  # prepare's, before stage 1 runs
     ({"kl_anchor": "missing.pt", "kl_coef": 0.1}, "kl_anchor: 'missing.pt' is not a checkpoint file"),
-    ({"expert": {"wrlds": 8}}, "unknown expert-iteration field 'wrlds'"),
-    ({"expert": {"seed": 8}}, "expert: 'seed' is the run's seed"),
-    ({"expert": {"worlds": 0}}, "expert: worlds must be an integer from 1 to 4096"),
-    ({"expert": ["worlds", 8]}, "expert must be empty, or a mapping of expert-iteration fields"),
+    ({"expert": {"wrlds": 8}}, "expert: wrlds: Unexpected keyword argument"),
+    ({"expert": {"seed": 8}}, "expert: seed is the run's seed"),
     ({"expert": {"games": 1}}, "expert: games 1 over workers 1 with holdout 0.1 leave a worker no game to fit on"),
 ]
 
@@ -135,16 +135,17 @@ def test_a_bad_field_in_the_last_stage_is_refused_before_any_run_folder_is_made(
 
 
 def test_expert_iteration_is_a_stages_own_field_with_a_network_to_teach():
-    with pytest.raises(config.ConfigError, match="expert is a stage's field"):
+    with pytest.raises(ValueError, match="expert is a stage's field"):
         config.Args(**TOP, expert={"worlds": 2}, stages=[{}, {}])
-    with pytest.raises(config.ConfigError, match="expert needs an init"):
+    with pytest.raises(ValueError, match="expert needs an init"):
         config.Args(**TOP, expert={"worlds": 2})
-    with pytest.raises(config.ConfigError, match="kl_anchor init needs an init"):
+    with pytest.raises(ValueError, match="kl_anchor init needs an init"):
         config.Args(**TOP, kl_anchor="init", kl_coef=0.1)
     with pytest.raises(config.ConfigError, match="stage 2 of 2.*init_from: stage 1 makes one network by expert"):
-        config.Args(**TOP, init="ppo", stages=[{"expert": {"worlds": 2}}, {"init_from": "latest"}])
+        stage_args(config.Args(**TOP, init="ppo", stages=[{"expert": {"worlds": 2}}, {"init_from": "latest"}]))
 
 
+@pytest.mark.slow  # the chain's wiring of an expert stage is checked cheaply by the ppo-expert recipe's test
 def test_an_expert_stage_teaches_the_previous_network_and_the_next_stage_starts_from_and_is_pulled_toward_it(
     tmp_path, monkeypatch, capsys
 ):
@@ -179,15 +180,13 @@ def test_an_expert_stage_teaches_the_previous_network_and_the_next_stage_starts_
     assert anchor1 is None and a3.init == str(Path("runs/e-2/expert.pt"))
     assert _same(w3, taught) and _same(anchor3, taught)
 
-    again = train(config.load_args(str(path), {"resume": "auto"}))  # all finished: nothing runs
+    again = train(config_cli.load_args(str(path), {"resume": "auto"}))  # all finished: nothing runs
     assert [s["skipped"] for s in again["stages"]] == [True, True, True] and again["stages"][1]["expert"]
 
 
 def test_the_first_stage_has_no_previous_stage_to_start_from(tmp_path):
-    with pytest.raises(config.ConfigError, match="stage 1 of 2.*first stage has no previous stage"):
-        config.Args(**TOP, stages=[{"init_from": "best"}, {}])
-    with pytest.raises(config.ConfigError, match="stages must be a list of mappings"):
-        config.Args(**TOP, stages=[{}, 3])
+    with pytest.raises(config.ConfigError, match="stage 1 of 2.*init_from is latest or best, on a stage after"):
+        stage_args(config.Args(**TOP, stages=[{"init_from": "best"}, {}]))
     with pytest.raises(config.ConfigError, match="chain of runs"):
         Trainer(config.Args(**TOP, stages=[{}]))
 
@@ -197,7 +196,7 @@ def test_a_staged_run_interrupted_resumes_its_first_unfinished_stage_and_ends_as
 ):
     monkeypatch.chdir(tmp_path)
     stages = [{}, {"total_decisions": 5000}]  # stage 2: two iterations
-    whole = train(config.load_args(str(_write(tmp_path / "w.yaml", TOP | {"exp_name": "w"}, stages))))
+    whole = train(config_cli.load_args(str(_write(tmp_path / "w.yaml", TOP | {"exp_name": "w"}, stages))))
     assert [s["iterations"] for s in whole["stages"]] == [1, 2]
 
     update, calls = ppo.ppo_update, []
@@ -211,7 +210,7 @@ def test_a_staged_run_interrupted_resumes_its_first_unfinished_stage_and_ends_as
     monkeypatch.setattr(ppo, "ppo_update", interrupted)
     cut = _write(tmp_path / "c.yaml", TOP | {"exp_name": "c"}, stages)
     with pytest.raises(TrainingInterrupted, match=r"stage 2 of 2 \(\'c-2\'\): iteration 1 saved.*--resume auto") as e:
-        train(config.load_args(str(cut)))
+        train(config_cli.load_args(str(cut)))
     assert e.value.path == Path("runs/c-2/checkpoints/latest.pt")
     monkeypatch.setattr(ppo, "ppo_update", update)
     first_stage = (tmp_path / "runs/c-1/checkpoints/latest.pt").read_bytes()
@@ -219,8 +218,8 @@ def test_a_staged_run_interrupted_resumes_its_first_unfinished_stage_and_ends_as
     with pytest.raises(
         config.ConfigError, match=r"not a checkpoint of the first unfinished stage, stage 2 of 2 \(\'c-2\'\)"
     ):
-        plan_stages(config.load_args(str(cut), {"resume": "runs/c-1/checkpoints/latest.pt"}))
-    plan, first = plan_stages(config.load_args(str(cut), {"resume": "auto"}))
+        plan_stages(config_cli.load_args(str(cut), {"resume": "runs/c-1/checkpoints/latest.pt"}))
+    plan, first = plan_stages(config_cli.load_args(str(cut), {"resume": "auto"}))
     assert first == 1 and plan[1].resume == str(Path("runs/c-2/checkpoints/latest.pt"))
 
     assert barbu(["train", "--config", str(cut), "--resume", "auto"]) == 0
@@ -232,14 +231,14 @@ def test_a_staged_run_interrupted_resumes_its_first_unfinished_stage_and_ends_as
     done = json.loads((tmp_path / "runs/c-2/summary.json").read_text())
     assert (done["iterations"], done["decisions"]) == (2, whole["decisions"])
 
-    again = train(config.load_args(str(cut), {"resume": "auto"}))  # all finished: nothing runs
+    again = train(config_cli.load_args(str(cut), {"resume": "auto"}))  # all finished: nothing runs
     assert [s["skipped"] for s in again["stages"]] == [True, True]
 
 
 def test_the_recipe_config_is_default_yaml_then_five_rounds_of_finetune_yaml():
-    stages = stage_args(config.load_args(str(ROOT / "configs/train/ppo-finetuned.yaml")))
-    default = config.load_args(str(ROOT / "configs/train/default.yaml"))
-    finetune = config.load_args(str(ROOT / "configs/train/finetune.yaml"))
+    stages = stage_args(config_cli.load_args(str(ROOT / "configs/train/ppo-finetuned.yaml")))
+    default = config_cli.load_args(str(ROOT / "configs/train/default.yaml"))
+    finetune = config_cli.load_args(str(ROOT / "configs/train/finetune.yaml"))
     assert stages[0] == dataclasses.replace(default, exp_name="ppo-finetuned-1")
     # the model cards' commands: round 1 from ppo (stage 1's best.pt), then each from the last latest.pt
     rounds = [
@@ -261,11 +260,11 @@ def test_the_recipe_config_is_default_yaml_then_five_rounds_of_finetune_yaml():
     assert all(
         shipped[k] == getattr(stages[-1], k) for k in shipped if k not in ("exp_name", "run_dir", "init", "progress")
     )
-    plan_stages(config.load_args(str(ROOT / "configs/train/ppo-finetuned.yaml"), {"device": "cpu"}))
+    plan_stages(config_cli.load_args(str(ROOT / "configs/train/ppo-finetuned.yaml"), {"device": "cpu"}))
 
 
 def test_the_expert_recipe_config_teaches_ppo_finetuned_then_runs_finetune_yaml_anchored_to_the_result():
-    first, second = stage_args(config.load_args(str(ROOT / "configs/train/ppo-expert.yaml")))
+    first, second = stage_args(config_cli.load_args(str(ROOT / "configs/train/ppo-expert.yaml")))
     from barbu_training.expert import ExpertArgs, stage_expert_args
 
     # the model card's step 1 (python -m barbu_training.expert --worlds 16 --games 160), with the searcher spelled out
@@ -273,7 +272,7 @@ def test_the_expert_recipe_config_teaches_ppo_finetuned_then_runs_finetune_yaml_
         worlds=16, games=160, out="runs/expert1"
     )
     # step 2: experiments/configs/expert-ppo.yaml from step 1's network, 20M decisions
-    step2 = config.load_args(
+    step2 = config_cli.load_args(
         str(ROOT / "experiments/configs/expert-ppo.yaml"),
         {"init": "runs/ppo-expert-1/expert.pt", "kl_anchor": "init", "total_decisions": 20_000_000},
     )
@@ -294,15 +293,12 @@ def test_every_chain_refusal_names_its_stage_alike(tmp_path):
     ]
 
 
-def test_a_chains_form_refusals_name_the_stage_too_and_a_folder_name_is_printable(tmp_path):
+def test_a_chains_form_refusals_name_the_stage_too(tmp_path):
     base = {"run_dir": str(tmp_path), "exp_name": "x", **tiny()}
     for stages, named in (
-        ([{}, {"bogus": 1}], "stage 2 of 2 ('x-2'): unknown training field"),
+        ([{}, {"bogus": 1}], "stage 2 of 2 ('x-2'): bogus: Unexpected keyword argument"),
         ([{}, {"exp_name": "y", "resume": "auto"}], "stage 2 of 2 ('y'): resume is not a stage's field"),
-        ([{"init_from": "latest"}, {}], "stage 1 of 2 ('x-1'): init_from and init"),
+        ([{}, {"exp_name": "a/b"}], "stage 2 of 2 ('a/b'): exp_name must be a folder name"),
     ):
         with pytest.raises(config.ConfigError, match=re.escape(named)):
-            config.Args(**base, stages=stages)
-    for name in ("a\nb", "tab\there", "nul\0", "x" * 201, "é" * 128):
-        with pytest.raises(config.ConfigError, match="exp_name must be a folder name"):
-            stage_args(config.Args(**base, stages=[{}, {"exp_name": name}]))
+            stage_args(config.Args(**base, stages=stages))

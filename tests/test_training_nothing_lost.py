@@ -7,9 +7,8 @@
   refused at once, by ``barbu eval`` and ``barbu train --init`` alike.
 - Every float field's range is one the update survives; an update that fails on a number
   torch cannot hold stops the run as diverged, its last whole iteration kept.
-- A checkpoint given to ``--resume`` is checked whole (optimizer, generator, pool) before
-  anything starts.
-- Training configs and rules files are read bounded, bad values quoted short.
+- A checkpoint given to ``--resume`` is one of this config's network with an optimizer,
+  checked before anything starts.
 - Files training writes replace the old ones whole or not at all.
 
 The full disk is a file-size limit (``RLIMIT_FSIZE``) set in a subprocess: no root needed.
@@ -22,7 +21,6 @@ import hashlib
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -32,9 +30,8 @@ from tiny_runs import tiny
 
 from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.cli.main import main as barbu
-from barbu_env.game.rules import RulesError, read_rules_file
-from barbu_env.util.files import InputError, OutputError, safe_yaml
-from barbu_models.policy import SIZE_LIMITS, BarbuActorCritic, PolicyConfig, load_checkpoint, save_checkpoint
+from barbu_env.util.files import OutputError
+from barbu_models.policy import BarbuActorCritic, PolicyConfig, load_checkpoint, save_checkpoint
 from barbu_training import config, preflight
 from barbu_training.run import FRESH_REPLACES, Trainer, TrainingDiverged, starting_in
 from barbu_training.train import train
@@ -186,31 +183,23 @@ def test_a_crafted_checkpoint_asking_for_a_huge_network_is_refused_at_once(tmp_p
     big = _crafted(tmp_path / "big.pt", hidden=8192, layers=3)  # 1.7 GB and a minute to build before
     assert big.stat().st_size < 2000
     for argv in (_eval(big), _train_init(big, tmp_path)):
-        barbu(argv)  # the imports, once
-        capsys.readouterr()
-        start = time.perf_counter()
         assert barbu(argv) == 1
-        seconds = time.perf_counter() - start
         line = _one_line(capsys.readouterr().err)
-        assert seconds < 1.0, (argv[0], seconds)
-        assert "big.pt: its weights lack 'cards.weight'" in line, line
+        assert "big.pt: its weights are not this network's (first wrong: 'cards.weight')" in line, line
     assert not (tmp_path / "runs").exists()
 
 
 @pytest.mark.parametrize(
     "changes, named",
     [
-        (dict(hidden=8193), "hidden must be from 1 to 8192, not 8193"),
-        (dict(layers=10**9), "layers must be from 1 to 64"),
-        (dict(card_embed=0), "card_embed must be from 1 to 1024"),
-        (dict(hidden=True), "hidden must be an integer, not True"),
-        (dict(obs_dim=10**6), "obs_dim is 1000000; this barbu's networks have 1132"),
-        (dict(num_actions=7), "num_actions is 7"),
-        (dict(state_dim=5), "state_dim must be 0 or 1288"),
-        (dict(wings=2), "model_config has no field 'wings'"),
+        (dict(hidden=8193), "sizes within"),
+        (dict(hidden=True), "integer fields"),
+        (dict(obs_dim=10**6), "today's observation and actions"),
+        (dict(state_dim=5), "state_dim 0 or the privileged view's"),
+        (dict(wings=2), "is not a mapping of network fields"),
     ],
 )
-def test_a_checkpoint_config_outside_the_bounds_is_refused_naming_the_field(tmp_path, capsys, changes, named):
+def test_a_checkpoint_config_outside_the_bounds_is_refused_naming_the_rule(tmp_path, capsys, changes, named):
     path = _crafted(tmp_path / "odd.pt", **changes)
     with pytest.raises(ValueError, match=named):
         load_checkpoint(path)
@@ -223,41 +212,33 @@ def test_weights_of_the_wrong_shape_or_not_finite_are_refused_before_the_network
     path = tmp_path / "w.pt"
     _crafted(path, weights, hidden=16, card_embed=4)
     assert load_checkpoint(path)[0].config.hidden == 16
-    wide = weights | {"trunk.2.weight": torch.zeros(16, 17)}
-    with pytest.raises(ValueError, match=r"weight trunk.2.weight has shape \[16, 17\], the network's is \[16, 16\]"):
-        load_checkpoint(_crafted(path, wide, hidden=16, card_embed=4))
-    extra = weights | {"spare": torch.zeros(3)}
-    with pytest.raises(ValueError, match="its weights hold 'spare'"):
-        load_checkpoint(_crafted(path, extra, hidden=16, card_embed=4))
-    nan = weights | {"critic.bias": torch.tensor([float("nan")])}
-    with pytest.raises(ValueError, match="weight critic.bias is not finite"):
-        load_checkpoint(_crafted(path, nan, hidden=16, card_embed=4))
-    ints = weights | {"critic.bias": torch.tensor([1])}
-    with pytest.raises(ValueError, match="critic.bias is not a floating-point tensor"):
-        load_checkpoint(_crafted(path, ints, hidden=16, card_embed=4))
-
-
-def test_the_training_config_and_checkpoints_share_one_definition_of_the_network_bounds():
-    for name, (low, high) in SIZE_LIMITS.items():
-        assert (config.VALID[name].low, config.VALID[name].high) == (low, high)
+    for changed, named in (
+        ({"trunk.2.weight": torch.zeros(16, 17)}, "first wrong: 'trunk.2.weight'"),
+        ({"spare": torch.zeros(3)}, "first wrong: 'spare'"),
+        ({"critic.bias": torch.tensor([1])}, "first wrong: 'critic.bias'"),
+        ({"critic.bias": torch.tensor([float("nan")])}, "its weights are not all finite"),
+    ):
+        with pytest.raises(ValueError, match=named):
+            load_checkpoint(_crafted(path, weights | changed, hidden=16, card_embed=4))
 
 
 # ---------------------------------------------------------------------- 13. float ranges the update survives
 
 
 def test_a_clip_coef_past_float32_is_refused_by_the_check_not_by_the_update(tmp_path, capsys):
-    start = time.perf_counter()
     assert barbu(["train", "--config", str(_config(tmp_path, clip_coef=1.0e39))]) == 1
     line = _one_line(capsys.readouterr().err)
-    assert "clip_coef must be a number above 0, at most 10, not 1e+39" in line, line
-    assert time.perf_counter() - start < 5 and not (tmp_path / "runs").exists()
+    assert "clip_coef: Input should be less than or equal to 10 (given 1e+39)" in line, line
+    assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow  # each bound of the schema, one run; the clip_coef refusal above is the cheap check
 def test_every_float_field_at_its_upper_bound_trains_or_stops_as_diverged(tmp_path):
     highest = {
-        name: valid.high
-        for name, valid in config.VALID.items()
-        if valid.kind == "float" and valid.high is not None and name not in ("time_budget_minutes", "kl_coef")
+        name: bound.le
+        for name, f in config.Args.__pydantic_fields__.items()
+        for bound in f.metadata
+        if f.annotation is float and hasattr(bound, "le") and name not in ("time_budget_minutes", "kl_coef")
     }
     assert {"clip_coef", "ent_coef", "vf_coef", "max_grad_norm", "target_kl", "learning_rate", "hands_coef"} <= set(
         highest
@@ -282,109 +263,27 @@ def test_an_update_that_fails_on_a_number_torch_cannot_hold_stops_as_diverged_ke
 # ---------------------------------------------------------------------- 14. resume checkpoints checked whole
 
 
-def _resume_with(old_run: Path, tmp_path: Path, change) -> list[str]:
-    """The command resuming from a copy of the finished run's ``latest.pt`` changed by ``change``."""
+def test_a_resume_checkpoint_of_another_network_is_refused_before_the_run_folder_is_made(old_run, tmp_path, capsys):
     payload = torch.load(old_run / "checkpoints" / "latest.pt", weights_only=True)
-    change(payload)
-    path = tmp_path / "crafted.pt"
-    torch.save(payload, path)
-    return ["train", "--config", str(_config(tmp_path, exp_name="resumed", resume=str(path)))]
-
-
-def _pool_of_another_shape(p: dict) -> None:
-    p["pool"][next(iter(p["pool"]))] = BarbuActorCritic(PolicyConfig(hidden=8, card_embed=2)).state_dict()
-
-
-RESUME_CASES = {
-    "optimizer moments of another shape": (
-        lambda p: p["optimizer"]["state"][2].update(exp_avg=torch.zeros(3)),
-        "exp_avg of parameter 2 is [3], not a tensor of its shape",
-    ),
-    "optimizer of another network": (
-        lambda p: p["optimizer"]["param_groups"][0].update(params=[0, 1]),
-        "its optimizer state is for [0, 1], not this network's",
-    ),
-    "optimizer betas": (
-        lambda p: p["optimizer"]["param_groups"][0].update(betas=(5.0, 5.0)),
-        "its optimizer state has betas (5.0, 5.0)",
-    ),
-    "a generator state torch refuses": (
-        lambda p: p.update(update_generator=torch.zeros(7, dtype=torch.uint8)),
-        "its update_generator is not a state a torch generator takes",
-    ),
-    "a pool snapshot of another network": (
-        _pool_of_another_shape,
-        "its pool's snapshot",
-    ),
-    "a history that is not JSON": (lambda p: p.update(history="[{"), "its history is not JSON"),
-    "a count that is no count": (lambda p: p.update(iteration=-3), "its iteration must be an integer"),
-    "another network": (
-        lambda p: p.update(
-            model_config=p["model_config"] | {"hidden": 64},
-            state_dict=BarbuActorCritic(PolicyConfig(hidden=64, card_embed=4)).state_dict(),
-        ),
-        "its network (hidden 64, layers 2, card_embed 4, no privileged critic, no hands head, no belief rows) is "
-        "not the one this config builds",
-    ),
-}
-
-
-@pytest.mark.parametrize("case", RESUME_CASES)
-def test_a_resume_checkpoint_is_checked_whole_before_the_run_folder_is_made(old_run, tmp_path, capsys, case):
-    change, named = RESUME_CASES[case]
-    argv = _resume_with(old_run, tmp_path, change)
-    assert barbu(argv) == 1
+    payload |= {
+        "model_config": payload["model_config"] | {"hidden": 64},
+        "state_dict": BarbuActorCritic(PolicyConfig(hidden=64, card_embed=4)).state_dict(),
+    }
+    torch.save(payload, tmp_path / "crafted.pt")
+    assert (
+        barbu(["train", "--config", str(_config(tmp_path, exp_name="resumed", resume=str(tmp_path / "crafted.pt")))])
+        == 1
+    )
     line = _one_line(capsys.readouterr().err)
-    assert line.startswith("barbu train: error: ") and named in line, line
+    assert "crafted.pt holds hidden 64, layers 2, card_embed 4" in line and "not a training checkpoint of" in line, line
     assert not (tmp_path / "runs" / "resumed").exists()
 
 
 def test_a_shipped_policy_given_to_resume_is_named_a_policy_to_start_from_with_init(tmp_path, capsys):
     shipped = config.Args(**FINISHED | dict(hidden=256, card_embed=32, run_dir=str(tmp_path / "runs")))
-    with pytest.raises(config.ConfigError, match=r"resume: .*ppo\.pt: it holds no optimizer state: .* with init"):
+    with pytest.raises(config.ConfigError, match=r"resume: .*ppo\.pt holds no optimizer state \(a policy: use init\)"):
         preflight.prepare(dataclasses.replace(shipped, resume=str(checkpoint_path("ppo"))))
     assert not (tmp_path / "runs").exists()
-
-
-def test_the_finished_runs_own_checkpoint_passes_every_resume_check(old_run):
-    args = config.Args(**FINISHED | dict(run_dir=str(old_run.parent), resume="auto", total_decisions=400))
-    ready = preflight.prepare(args)
-    assert ready.start[1]["pool"] and "update_generator" in ready.start[1]
-
-
-# ---------------------------------------------------------------------- 11. configs and rules read as a stranger's
-
-
-def test_a_huge_bad_value_is_quoted_in_a_few_dozen_characters(tmp_path, capsys):
-    rules = tmp_path / "long.yaml"
-    rules.write_text(f"rotation: {'x' * 500_000}\n")
-    with pytest.raises(RulesError) as e:
-        read_rules_file(rules)
-    assert len(str(e.value)) < 200 and "xxx..." in str(e.value)
-    cfg = tmp_path / "long_config.yaml"
-    cfg.write_text(yaml.safe_dump(FINISHED | dict(episode="y" * 1_000_000)))
-    assert barbu(["train", "--config", str(cfg)]) == 1
-    assert len(_one_line(capsys.readouterr().err)) < 300
-
-
-def test_a_config_that_is_no_regular_file_or_too_large_is_refused_unread(tmp_path, capsys):
-    for path in ("/dev/zero", str(tmp_path)):
-        assert barbu(["train", "--config", path]) == 1
-        line = _one_line(capsys.readouterr().err)
-        assert "config" in line and ("not a regular file" in line or "is a folder" in line), line
-    huge = tmp_path / "huge.yaml"
-    huge.write_text("# " + "x" * config.CONFIG_FILE_LIMIT)
-    assert barbu(["train", "--config", str(huge)]) == 1
-    assert "over the limit" in _one_line(capsys.readouterr().err)
-
-
-def test_a_control_character_in_yaml_is_an_input_error(tmp_path):
-    with pytest.raises(InputError, match="not valid YAML: unacceptable character"):
-        safe_yaml("rotation: a\x08b\n", "rules file r.yaml")
-    rules = tmp_path / "r.yaml"
-    rules.write_bytes(b"\x08")
-    with pytest.raises(RulesError, match="not valid YAML"):
-        read_rules_file(rules)
 
 
 # ---------------------------------------------------------------------- 1. training's own writes

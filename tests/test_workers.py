@@ -15,7 +15,7 @@ import torch
 from tiny_runs import tiny
 
 from barbu_models.policy import load_checkpoint
-from barbu_training.config import Args, ConfigError
+from barbu_training.config import Args
 from barbu_training.run import Trainer
 from barbu_training.workers import WorkerLost, merge, pack, unpack, wire_bytes
 
@@ -149,5 +149,5 @@ def test_a_run_that_fails_to_start_leaves_no_worker_holding_a_cpu(tmp_path, loca
     ],
 )
 def test_worker_settings_that_cannot_run_are_refused_before_ray_starts(changes, message):
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(ValueError, match=message):
         Args(**(RUN | changes))

@@ -70,11 +70,12 @@ from barbu_env.agents.pretrained import checkpoint_path
 from barbu_env.game.actions import NUM_ACTIONS
 from barbu_env.game.constants import Contract, Phase
 from barbu_env.game.driver import play
-from barbu_env.game.observation import OBS_DIM, OFFSETS
+from barbu_env.game.observation import OFFSETS
 from barbu_env.game.vector import VectorBarbu
 from barbu_models.device import one_thread
 from barbu_models.policy import BarbuActorCritic, MaskedCategorical, load_checkpoint, save_checkpoint
-from barbu_training.config import ConfigError, ExpertArgs, add_field_flags
+from barbu_training.config import ConfigError, ExpertArgs, ValidationError, config_error
+from barbu_training.config_cli import add_field_flags
 
 
 def check_games(args: ExpertArgs) -> None:
@@ -214,35 +215,14 @@ def holdout_mask(data: dict[str, np.ndarray], holdout: float) -> np.ndarray:
     return data["game"] >= last[data["worker"]]
 
 
-#: What a labels file holds: the arrays every label has (``game``, ``worker`` and
-#: ``worker_games`` too in those of barbu 0.12.0 on, else ``holdout``).
-LABEL_ARRAYS = ("obs", "masks", "values", "probs", "value")
-
-
 def load_labels(path: str) -> dict[str, np.ndarray]:
-    """A ``labels.npz`` (``--labels``) as its arrays; ConfigError in one line if it is not one."""
+    """A ``labels.npz`` an earlier run wrote (``--labels``) as its arrays (no pickle read); a
+    file numpy cannot read is a ConfigError of one line."""
     try:
-        saved = np.load(path, allow_pickle=False)
-        if not isinstance(saved, np.lib.npyio.NpzFile):
-            raise ValueError("one array, not an .npz of labels")
-        with saved:
-            data = {k: saved[k] for k in saved.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        with np.load(path, allow_pickle=False) as saved:
+            return {k: saved[k] for k in saved.files}
+    except (OSError, ValueError, EOFError, TypeError, zipfile.BadZipFile) as e:
         raise ConfigError(f"labels: cannot read {path} as expert labels ({type(e).__name__}: {str(e)[:120]})") from None
-    missing = [k for k in LABEL_ARRAYS if k not in data]
-    if "worker_games" in data:
-        missing += [k for k in ("game", "worker") if k not in data]
-    elif "holdout" not in data:
-        missing.append("holdout (or game, worker, worker_games)")
-    if missing:
-        raise ConfigError(f"labels: {path} is not expert labels: it has no {', '.join(missing)}")
-    n = len(data["obs"])
-    shapes = {"obs": (n, OBS_DIM), "masks": (n, NUM_ACTIONS), "values": (n, NUM_ACTIONS), "probs": (n, NUM_ACTIONS)}
-    shapes |= {k: (n,) for k in ("value", "holdout", "game", "worker") if k in data}
-    wrong = [f"{k} {data[k].shape}" for k, shape in shapes.items() if data[k].shape != shape]
-    if wrong:
-        raise ConfigError(f"labels: {path} holds arrays of the wrong shapes for {n} labels: {', '.join(wrong)}")
-    return data
 
 
 def split(data: dict[str, np.ndarray], holdout: float) -> tuple[dict, dict]:
@@ -438,8 +418,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m barbu_training.expert", description=__doc__.split("\n\n")[0])
     try:
         args = ExpertArgs(**vars(add_field_flags(parser, ExpertArgs).parse_args(argv)))
-    except ConfigError as e:
-        parser.error(str(e))
+    except ValidationError as e:
+        parser.error(str(config_error(e)))
     try:
         summary = run(args)
     except ConfigError as e:  # what the arguments ask that cannot be done: one line

@@ -75,13 +75,8 @@ def _policy_agent(network: Any, seed: int, deterministic: bool, name: str):
 # ---------------------------------------------------------------------- stable-baselines3
 
 
-#: The most bytes each member of an SB3 ``.zip`` may decompress to. Measured on
-#: ``MaskablePPO("MlpPolicy", Barbu-v1).save()`` (sb3-contrib 2.9): ``data`` is 22 KB untrained
-#: and 71 KB after training with 8 environments (it holds their last observations, 4.5 KB
-#: each, base64), so 8 MB holds a model of over 1,000 environments; ``policy.pth`` is 2.9 MB
-#: for the default ``net_arch`` 256,256 (0.6 MB at 64,64, 18 MB at 1024,1024), so 256 MB
-#: holds policy and value networks of two layers of 4,096 (171 MB); ``policy.optimizer.pth``
-#: holds Adam's two moments of every weight, twice that; the rest are a few hundred bytes.
+#: The most bytes each member of an SB3 ``.zip`` may decompress to: room for policy and value
+#: networks of two layers of 4,096 (``policy.pth``) and Adam's moments of them.
 SB3_MEMBER_LIMITS = {
     "data": 8_000_000,
     "policy.pth": 256_000_000,

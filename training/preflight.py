@@ -6,8 +6,8 @@ make sense together); ``prepare`` checks the rest, once per run (a chain's stage
 the chain is planned, its ``init`` still to come if the previous stage writes it): the rules
 load, the device is on this machine and the precision resolves on it, every agent of
 ``bc_teacher``, ``baselines`` and ``eval_opponents`` can be made, the checkpoints of
-``resume``/``init`` and ``kl_anchor`` load (a resumed run's whole:
-``barbu_training.checkpoint_check``), the first rollouts have a game to play, the run's
+``resume``/``init`` and ``kl_anchor`` load (``resume``'s a training checkpoint of the network
+the config builds), the first rollouts have a game to play, the run's
 memory (``memory_needed``) fits in this machine's, and a run of expert iteration can make
 its searcher and fit on every worker's games. It returns what it loaded (``Prepared``), which
 the trainer starts from. A failure is a ``ConfigError`` of one line naming the field.
@@ -24,7 +24,7 @@ from typing import Any
 
 from barbu_env.agents import make_agent
 from barbu_env.agents.pretrained import SHIPPED, checkpoint_path
-from barbu_env.agents.registry import split_agent_specs
+from barbu_env.agents.registry import parse_agents
 from barbu_env.game.cards import NUM_CARDS
 from barbu_env.game.observation import OBS_DIM
 from barbu_env.game.rules import load_rules
@@ -32,12 +32,11 @@ from barbu_env.util.extras import MissingExtraError, needs, require
 from barbu_env.util.files import is_file
 from barbu_models.device import resolve_device
 from barbu_models.policy import BarbuActorCritic, load_checkpoint
-from barbu_training.checkpoint_check import check_resumable, check_startable
-from barbu_training.config import Args, ConfigError, model_config, show
+from barbu_training.config import Args, ConfigError, model_config
 from barbu_training.expert import check_games, stage_expert_args
 from barbu_training.precision import resolve_precision
 from barbu_training.rollout import buffer_bytes, initial_capacity
-from barbu_training.stages import resume_path
+from barbu_training.stages import check_startable, describe_network, resume_path
 
 with needs("train", "barbu_training.preflight"):  # one line if the extra is missing
     import torch
@@ -62,10 +61,9 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
     resolves on it, every agent of ``bc_teacher``, ``baselines`` and ``eval_opponents`` can
     be made, the checkpoints of ``resume``/``init`` and ``kl_anchor`` load (their networks
     within bounds, their weights of the right shapes and finite), ``init``'s network is one
-    this run can start from (``checkpoint_check.check_startable``; an expert run trains its
-    init's as it is), everything a resumed run restores is whole
-    (``barbu_training.checkpoint_check``), the first rollouts have games to play (a fresh
-    run's pool is empty), and the run's memory (``memory_needed``) fits in
+    this run can start from (``barbu_training.stages.check_startable``; an expert run trains its
+    init's as it is), ``resume``'s is a training checkpoint of this config's network, the
+    first rollouts have games to play (a fresh run's pool is empty), and the run's memory (``memory_needed``) fits in
     ``memory`` bytes (default: this machine's, and a CUDA device's own for the networks);
     for a run of expert iteration (``expert``), that its searcher can be made and every
     label-collecting worker has a game to fit on. Not ``written``: ``init`` is a
@@ -89,31 +87,34 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
             raise ConfigError(str(e)) from None
     for field, specs in (
         ("bc_teacher", [args.bc_teacher]),
-        ("baselines", split_agent_specs(args.baselines)),
-        ("eval_opponents", split_agent_specs(args.eval_opponents)),
+        ("baselines", parse_agents(args.baselines)),
+        ("eval_opponents", parse_agents(args.eval_opponents)),
     ):
         for spec in dict.fromkeys(specs):
             try:
                 make_agent(spec, rules=rules)
             except (ValueError, TypeError, OSError, MissingExtraError) as e:
-                raise ConfigError(f"{field}: {show(spec)} is not an agent barbu can make ({_one_line(e)})") from None
+                raise ConfigError(f"{field}: {spec!r} is not an agent barbu can make ({_one_line(e)})") from None
 
     def load(field: str, spec: str) -> tuple[Any, dict[str, Any]]:
         path = checkpoint_path(spec)
         if not is_file(path):
             kind = "a checkpoint file" + (f" or a shipped policy ({', '.join(SHIPPED)})" if field != "resume" else "")
-            raise ConfigError(f"{field}: {show(spec)} is not {kind}")
+            raise ConfigError(f"{field}: {spec!r} is not {kind}")
         try:
             loaded = load_checkpoint(path)  # its network's config and weights checked before it is built
         except (ValueError, OSError) as e:
             raise ConfigError(f"{field}: {_one_line(e)}") from None
-        try:
-            if field == "resume":  # everything the trainer restores, checked before anything starts
-                check_resumable(loaded[1], model_config(args))
-            elif field == "init" and not args.expert:  # expert iteration trains its init's network as it is
-                check_startable(loaded[0].config, model_config(args))
-        except ValueError as e:
-            raise ConfigError(f"{field}: {path}: {e}") from None
+        wanted = model_config(args)
+        theirs = loaded[0].config
+        if field == "resume" and (theirs != wanted or "optimizer" not in loaded[1]):
+            why = "no optimizer state (a policy: use init)" if theirs == wanted else describe_network(theirs)
+            raise ConfigError(f"resume: {path} holds {why}, not a training checkpoint of {describe_network(wanted)}")
+        if field == "init" and not args.expert:  # expert iteration trains its init's network as it is
+            try:
+                check_startable(theirs, wanted)
+            except ValueError as e:
+                raise ConfigError(f"init: {path}: {e}") from None
         return loaded
 
     start = None
@@ -135,10 +136,10 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
                 make_agent(expert.searcher, rules=rules)
             except (ValueError, TypeError, OSError, MissingExtraError) as e:
                 raise ConfigError(
-                    f"expert: searcher {show(expert.searcher)} is not an agent barbu can make ({_one_line(e)})"
+                    f"expert: searcher {expert.searcher!r} is not an agent barbu can make ({_one_line(e)})"
                 ) from None
     pool = start[1].get("pool", {}) if start and args.resume else {}
-    if not pool and args.opp_self + (args.opp_baselines if split_agent_specs(args.baselines) else 0.0) <= 0:
+    if not pool and args.opp_self + (args.opp_baselines if parse_agents(args.baselines) else 0.0) <= 0:
         raise ConfigError(
             "opp_self and opp_baselines (with baselines named) are both 0, and the pool is empty until "
             "the first snapshot: the first rollouts have no game to play, so one of them must be above 0"

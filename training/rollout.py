@@ -34,7 +34,7 @@ with needs("train", "barbu_training.rollout"):  # one line if the extra is missi
     import torch
 
 from barbu_env.agents import Agent, ask, make_agent
-from barbu_env.agents.registry import agent_takes, split_agent_specs
+from barbu_env.agents.registry import agent_takes, parse_agents
 from barbu_env.game.actions import NUM_ACTIONS
 from barbu_env.game.constants import NUM_HANDS, NUM_PLAYERS
 from barbu_env.game.credit import NO_DECISION, SeatCredit
@@ -222,7 +222,7 @@ class Collector:
         self.dtype = dtype
         self.rules = rules
         self.env = VectorBarbu(args.num_games, rules, seed=args.seed, copy=False, episode=args.episode)
-        self.baseline_names = split_agent_specs(args.baselines)  # built afresh for each rollout
+        self.baseline_names = parse_agents(args.baselines)  # built afresh for each rollout
         self.snapshot_models: dict[int, BarbuActorCritic] = {}  # pool id -> its network, built once
         self.buf: dict[str, np.ndarray] = {}
         self._grow(capacity or initial_capacity(args))

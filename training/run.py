@@ -52,7 +52,7 @@ import numpy as np
 import yaml
 
 from barbu_env.agents.pretrained import checkpoint_path
-from barbu_env.agents.registry import split_agent_specs
+from barbu_env.agents.registry import parse_agents
 from barbu_env.util.files import OutputError, quote, replacing, write_text
 from barbu_models.policy import (
     BarbuActorCritic,
@@ -62,12 +62,11 @@ from barbu_models.policy import (
     with_hands_head,
     with_privileged_critic,
 )
-from barbu_training.checkpoint_check import check_startable, describe_network
 from barbu_training.config import Args, ConfigError, shipped_belief
 from barbu_training.ppo import PPO, NotFinite
 from barbu_training.preflight import Prepared, prepare
 from barbu_training.rollout import Collector, Rollout
-from barbu_training.stages import resume_path
+from barbu_training.stages import check_startable, describe_network, resume_path
 from barbu_training.workers import WorkerGroup, WorkerLost
 
 # ---------------------------------------------------------------------- starting a run
@@ -374,7 +373,7 @@ class Trainer(PPO):
         for opp, v in found.items():
             self.writer.add_scalar(f"eval/score_vs_{opp}", v["mean"], self.decisions)
             self.writer.add_scalar(f"eval/ci_low_vs_{opp}", v["ci"][0], self.decisions)
-        key = split_agent_specs(self.args.eval_opponents)[0]
+        key = str(parse_agents(self.args.eval_opponents)[0])
         if found[key]["mean"] > self.best["score"]:
             self.best.update(score=found[key]["mean"], path=str(self.ckpt_dir / "best.pt"), iteration=self.iteration)
             with replacing(self.ckpt_dir / "best.pt") as tmp:
@@ -487,7 +486,7 @@ def evaluate_checkpoint(
     from barbu_env.evaluation.tournament import evaluate
 
     out = {}
-    for opp in split_agent_specs(args.eval_opponents):
+    for opp in map(str, parse_agents(args.eval_opponents)):
         result = evaluate(
             [str(path), opp, opp, opp],
             games=games,

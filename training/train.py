@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from barbu_env.util.files import error_line
-from barbu_training.checkpoint_check import check_startable
-from barbu_training.config import Args, ConfigError, build_parser, load_args, model_config, show
+from barbu_training.config import Args, ConfigError, model_config
+from barbu_training.config_cli import build_parser, load_args
 from barbu_training.expert import describe, train_expert
 from barbu_training.preflight import Prepared, prepare
 from barbu_training.run import StartFailed, Trainer, TrainingDiverged, TrainingInterrupted
-from barbu_training.stages import stage_args
+from barbu_training.stages import check_startable, stage_args
 from barbu_training.workers import WorkerLost
 
 
@@ -84,7 +84,7 @@ def plan_stages(args: Args, ready: dict[int, Prepared] | None = None) -> tuple[l
             else:
                 raise ConfigError(
                     f"resume: {args.resume} is not a checkpoint of the first unfinished stage, stage {first + 1} "
-                    f"of {n} ({show(stages[first].exp_name)}): resume with auto, or a checkpoint in {folder}"
+                    f"of {n} ({stages[first].exp_name!r}): resume with auto, or a checkpoint in {folder}"
                 )
             stages[first] = dataclasses.replace(stages[first], resume=resume)
     made = None  # the network the stage before makes, when known (an expert stage trains its init's as it is)
@@ -98,7 +98,7 @@ def plan_stages(args: Args, ready: dict[int, Prepared] | None = None) -> tuple[l
                 except ValueError as e:
                     raise ConfigError(f"init: stage {k}'s network: {e}") from None
         except ConfigError as e:
-            raise ConfigError(f"stages: stage {k + 1} of {n} ({show(stages[k].exp_name)}): {e}") from None
+            raise ConfigError(f"stages: stage {k + 1} of {n} ({stages[k].exp_name!r}): {e}") from None
         if ready is not None and not unwritten:
             ready[k] = found
         if not stages[k].expert:
@@ -125,7 +125,7 @@ def train_stages(args: Args) -> dict[str, Any]:
         try:
             summary = run_one(stage, ready.pop(k - 1, None))
         except TrainingInterrupted as e:
-            raise TrainingInterrupted(e.path, e.iteration, f"stage {k} of {n} ({show(stage.exp_name)})") from None
+            raise TrainingInterrupted(e.path, e.iteration, f"stage {k} of {n} ({stage.exp_name!r})") from None
         summaries.append(summary | {"stage": k, "skipped": False})
     return summaries[-1] | {"stages": summaries}
 

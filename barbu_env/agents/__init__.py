@@ -30,11 +30,9 @@ from .registry import (
     agent_names,
     agent_takes,
     make_agent,
-    parse_agent_spec,
     parse_agents,
     register,
     register_loader,
-    split_agent_specs,
 )
 
 __all__ = [
@@ -46,9 +44,7 @@ __all__ = [
     "ask",
     "agent_names",
     "make_agent",
-    "parse_agent_spec",
     "parse_agents",
     "register",
     "register_loader",
-    "split_agent_specs",
 ]

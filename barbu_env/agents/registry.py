@@ -391,14 +391,3 @@ def agent_takes(spec: str | AgentSpec, key: str) -> bool:
     every parameter: a checkpoint takes ``device`` and ``deterministic``)."""
     factory = AgentSpec.parse(spec).factory
     return key in inspect.signature(factory).parameters if factory is not None else True
-
-
-def split_agent_specs(text: str) -> list[str]:
-    """A comma-separated list of agents as their specs' texts (``spec.parse_agents``)."""
-    return [str(s) for s in parse_agents(text)]
-
-
-def parse_agent_spec(spec: str | AgentSpec) -> tuple[str, dict[str, Any]]:
-    """A spec's name and its parameters."""
-    spec = AgentSpec.parse(spec)
-    return spec.name, spec.kwargs
