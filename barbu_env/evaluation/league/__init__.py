@@ -158,7 +158,7 @@ def run_league(
                     played += 1
                     if cache is not None and cache_failure is None:
                         try:
-                            cache.write(key, result)
+                            cache.write(key, result.to_dict())
                         except OSError as e:
                             cache_failure = (
                                 str(e) if isinstance(e, OutputError) else f"league cache {cache.folder}: {e}"

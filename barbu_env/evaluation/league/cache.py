@@ -73,7 +73,8 @@ class Cache:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def write(self, key: dict[str, Any], result: FormatResult) -> None:
-        """Save a result whole or not at all (``OutputError`` naming the file if it cannot be written)."""
+    def write(self, key: dict[str, Any], result: dict[str, Any]) -> None:
+        """Save a result (``FormatResult.to_dict``) whole or not at all (``OutputError``
+        naming the file if it cannot be written)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_text(self.path(key), json.dumps({"key": key, "result": result.to_dict()}, indent=1) + "\n")
+        write_text(self.path(key), json.dumps({"key": key, "result": result}, indent=1) + "\n")
