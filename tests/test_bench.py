@@ -40,7 +40,10 @@ def test_main_measures_every_subject_and_writes_json(tmp_path, capsys):
     assert doc["machine"]["pinned_core"] is None
     assert doc["settings"]["clock"] == "cpu" and doc["settings"]["batch"] == 4
     results = {r["name"]: r for r in doc["results"]}
-    assert {bench.ENGINE_MASK, bench.ENGINE_LIST, bench.AEC_ENV, bench.VECTOR, bench.HEARTS_OBS} <= set(results)
+    assert {bench.ENGINE_MASK, bench.AEC_ENV, bench.VECTOR, bench.HEARTS_OBS, bench.PYSPIEL_OBSERVER} <= set(results)
+    # the same seed, the same game, with or without the observation: the chance steps timed apart
+    assert results[bench.PYSPIEL_BARE]["decisions"] == results[bench.PYSPIEL_OBSERVER]["decisions"] > 28 * 20
+    assert "1,457 chance nodes (1,457 a game)" in results[bench.PYSPIEL_BARE]["note"]
     assert all(r["decisions_per_second"] > 0 for r in doc["results"])
     assert "B = 4" in results[bench.VECTOR]["note"]
     assert "decisions/s" in capsys.readouterr().out

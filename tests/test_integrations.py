@@ -217,8 +217,6 @@ def test_opponents_by_name_list_or_object_and_errors():
         BarbuGymEnv(seat=4)
     with pytest.raises(ValueError, match="illegal_action"):
         BarbuGymEnv(illegal_action="ignore")
-    with pytest.raises(ValueError, match=r"^reward_scale must be a number"):
-        BarbuGymEnv(reward_scale="0.5")
 
 
 def test_render_ansi_shows_the_table():

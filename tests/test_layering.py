@@ -196,27 +196,6 @@ def test_the_folders_are_the_layers():
     assert loose == {"__init__.py", "barbu_v1.py", "belief.py"}
 
 
-#: What the belief module may import from the package: the game and util layers (its
-#: network, ``barbu_models.belief``, only inside ``_load``, with torch); the face
-#: ``barbu_env.belief`` only names what it defines.
-BELIEF_LAYERS = {"game", "util"}
-
-
-def test_the_belief_module_imports_the_game_and_util_only():
-    seen = set()
-    for module, function in barbu_imports(PACKAGE / "agents" / "belief.py"):
-        top = module.split(".")[0]
-        if module.startswith("barbu_env."):
-            seen.add(layer_of(module))
-            assert layer_of(module) in BELIEF_LAYERS, module
-        assert top != "torch", "barbu_env.agents.belief imports torch only through barbu_models.belief, when asked"
-        if top == "barbu_models":
-            assert function == "_load", function
-    assert seen == BELIEF_LAYERS
-    face = {module for module, _ in barbu_imports(PACKAGE / "belief.py")}
-    assert face == {"barbu_env.agents.belief"}
-
-
 def test_each_layer_imports_only_its_own_folder_and_those_below():
     for path in package_modules():
         here = path.relative_to(PACKAGE).parts

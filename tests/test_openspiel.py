@@ -504,16 +504,3 @@ def test_shimmy_gives_a_pettingzoo_env_that_passes_api_test():
     assert env._env.rules == load_rules("classic") and env._env.episode == "hand"
     assert env.observation_space("player_0").shape == (OBS_DIM,)
     assert all(env.observe(a)[slice(*OFFSETS["hand"][:2])].sum() == 13 for a in env.agents)
-
-
-def test_bench_times_pyspiel_decisions_with_the_chance_steps_apart():
-    from benchmarks import bench
-
-    m = bench.bench_pyspiel(0.0, games=1, rules="standard", seed=0)
-    assert (m.games, m.name) == (1, bench.PYSPIEL_BARE) and m.decisions > 28 * 20
-    assert "1,457 chance nodes (1,457 a game)" in m.note and "decisions alone" in m.note
-    observed = bench.bench_pyspiel(0.0, games=1, rules="standard", seed=0, observe=True)
-    assert observed.name == bench.PYSPIEL_OBS and observed.decisions == m.decisions  # the same seed, the same game
-    observer = bench.bench_pyspiel(0.0, games=1, rules="standard", seed=0, observe="observer")
-    assert observer.name == bench.PYSPIEL_OBSERVER and observer.decisions == m.decisions
-    assert bench.RATIO_TO[bench.PYSPIEL_OBSERVER] == bench.HEARTS_OBS
