@@ -8,9 +8,6 @@ whole hands; Shimmy's PettingZoo wrapper passes ``api_test``."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 from collections import Counter
 
 import numpy as np
@@ -50,26 +47,6 @@ def dealt_state(game, deal, first_declarer: int = 0):
 
 
 # ---------------------------------------------------------------------- parameters and type
-
-
-def test_import_barbu_env_does_not_import_pyspiel_and_a_missing_open_spiel_is_one_line():
-    script = textwrap.dedent(
-        """
-        import sys
-        import barbu_env, barbu_env.agents
-        assert "pyspiel" not in sys.modules and "barbu_env.envs.openspiel" not in sys.modules, "imported"
-        sys.modules["pyspiel"] = None
-        try:
-            import barbu_env.envs.openspiel
-        except ImportError as e:
-            print(type(e).__name__, e)
-        """
-    )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    # One line naming the module, the package and the extra (the install command's wording is barbu_env.util.extras').
-    first, *rest = done.stdout.splitlines()
-    assert first.startswith("MissingExtraError barbu_env.envs.openspiel needs open_spiel: pip install"), done.stderr
-    assert "[openspiel]" in first and not rest
 
 
 @pytest.mark.parametrize("episode", EPISODES)
