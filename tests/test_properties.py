@@ -121,10 +121,6 @@ def test_random_games_keep_every_invariant(preset):
         check_game(rules, state.first_declarer, state, doubles)
 
 
-def test_the_presets_include_the_four_named_ones():
-    assert {"standard", "classic", "rotating", "declarer_only"} <= set(preset_names())
-
-
 def test_declarer_only_preset_totals_still_balance_with_its_changed_points():
     rules = load_rules("declarer_only")
     assert rules.no_last_two_points != Rules().no_last_two_points
