@@ -150,6 +150,7 @@ def test_worlds_from_names_uniform_belief_or_a_checkpoint_file_else_one_line_ref
     assert "\n" not in str(e.value) and len(str(e.value)) < 400
 
 
+@pytest.mark.slow  # forked workers after torch's thread pool started: tests/test_torch_threads.py
 def test_a_tournament_of_belief_searches_on_worker_processes_finishes():
     # Worker processes are forked after the agents are made: the belief network must not
     # leave torch's thread pool in a state a forked child waits on for ever.

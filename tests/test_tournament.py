@@ -91,12 +91,11 @@ def test_games_are_rounded_up_to_whole_deal_sets():
 
 
 def test_same_seed_same_results_whatever_the_workers():
-    one = evaluate(FOUR_RANDOM, games=16, seed=4, workers=1)
-    two = evaluate(FOUR_RANDOM, games=16, seed=4, workers=2)
-    again = evaluate(FOUR_RANDOM, games=16, seed=4, workers=1)
-    assert one.to_json(timing=False) == two.to_json(timing=False) == again.to_json(timing=False)
+    one = evaluate(FOUR_RANDOM, games=8, seed=4, workers=1)
+    two = evaluate(FOUR_RANDOM, games=8, seed=4, workers=2)
+    assert one.to_json(timing=False) == two.to_json(timing=False)
     assert two.run["workers"] == 2 and one.run["workers"] == 1
-    other = evaluate(FOUR_RANDOM, games=16, seed=5, workers=1)
+    other = evaluate(FOUR_RANDOM, games=8, seed=5, workers=1)
     assert other.to_json(timing=False) != one.to_json(timing=False)
 
 

@@ -278,6 +278,7 @@ def kernel_package(root: Path, name: str, files: dict[str, str]) -> dict[str, st
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), *sys.path])}
 
 
+@pytest.mark.slow  # five interpreters; a stale cache comes from editing the layout in a clone
 def test_a_stale_compilation_is_compiled_afresh_on_import(tmp_path):
     # numba's disk cache notices changes to a kernel module's own file, not to the constants it
     # reads from another module: a package whose constant changes under an unchanged kernel
