@@ -20,7 +20,7 @@ from barbu_env.game.engine import (
 )
 from barbu_env.game.rules import Rules, load_rules, preset_names
 
-GAMES_PER_PRESET = 200
+GAMES_PER_PRESET = 50
 DEFAULT_POINTS = {k: v for k, v in Rules().to_dict().items() if k.endswith(("_points", "_scores"))}
 _DOUBLE, _GAME_OVER = Phase.DOUBLE, Phase.GAME_OVER
 _BATCH = 4096
