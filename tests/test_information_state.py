@@ -79,17 +79,6 @@ def test_decode_information_state_names_the_slices_of_a_batch_and_rejects_an_obs
         decode(batch)
 
 
-def test_its_first_values_are_the_observation_of_every_seat_at_every_decision():
-    s = BarbuState.new_game(rng=np.random.default_rng(1))
-    rng = np.random.default_rng(1)
-    while not s.is_terminal and s.hand_number < 2:
-        for seat in range(4):
-            x = s.information_state(seat)
-            assert x.dtype == np.float32 and x.shape == (INFO_DIM,)
-            assert np.array_equal(x[:OBS_DIM], s.observe(seat))
-        random_play(s, rng, 1)
-
-
 # ---------------------------------------------------------------------- the order of play
 
 

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import warnings
-from fractions import Fraction
 from pathlib import Path
 
 import gymnasium
@@ -61,30 +58,13 @@ def test_barbu_v1_is_made_by_gymnasium():
     assert env.unwrapped.action_masks().any()
 
 
-def test_importing_barbu_env_registers_barbu_v1_when_gymnasium_is_loaded():
-    code = (
-        "import sys, gymnasium, barbu_env\n"
-        "print('Barbu-v1' in gymnasium.registry, 'barbu_env.envs.gym_env' in sys.modules, 'pettingzoo' in sys.modules)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
-    assert out.stdout.split() == ["True", "False", "False"]  # registered by name: nothing more imported
-
-
-@pytest.mark.parametrize("seat", [0, 3, "rotate"])
-@pytest.mark.filterwarnings("ignore:.*infinity")  # game scores have no bound (as in the AEC env)
-def test_gymnasium_env_checker_passes(seat):
-    from gymnasium.utils.env_checker import check_env
-
-    check_env(gymnasium.make("Barbu-v1", opponents="random", seat=seat, render_mode="ansi").unwrapped)
-
-
 def test_sb3_env_checker_passes():
     from stable_baselines3.common.env_checker import check_env
 
     check_env(BarbuGymEnv(opponents="heuristic", seat="rotate"))
 
 
-@pytest.mark.parametrize("seat", [0, 1, 2, 3])
+@pytest.mark.parametrize("seat", [0, 3])
 def test_rewards_are_the_learners_own_settled_scores(seat):
     env = BarbuGymEnv(opponents="random", seat=seat, reward_scale=0.5)
     steps = play(env, seed=seat)
@@ -179,14 +159,6 @@ def test_rotating_seat_cycles_per_episode_and_seeded_resets_repeat():
     assert env.reset(options={"seat": 3})[1]["seat"] == 3
 
 
-def test_same_seed_same_game_including_the_opponents():
-    def trace(seed):
-        return [(o.tobytes(), r) for o, r, _, _ in play(BarbuGymEnv(opponents="random", seat=1), seed=seed)]
-
-    assert trace(4) == trace(4)
-    assert trace(4) != trace(5)
-
-
 def test_reset_options_pass_through():
     deal = [list(range(13 * s, 13 * s + 13)) for s in range(4)]
     env = BarbuGymEnv(opponents="random", seat=0)
@@ -230,17 +202,6 @@ def test_opponents_by_name_list_or_object_and_errors():
         BarbuGymEnv(seat=4)
     with pytest.raises(ValueError, match="illegal_action"):
         BarbuGymEnv(illegal_action="ignore")
-    for scale in (float("nan"), float("inf"), 1e31, -(10**400), "0.5", True, np.True_, None):
-        with pytest.raises(
-            ValueError, match=r"^reward_scale must be a number \(an int or a float\) from -1e\+30 to 1e\+30, not "
-        ):
-            BarbuGymEnv(reward_scale=scale)
-    assert BarbuGymEnv(reward_scale=Fraction(1, 2)).reward_scale == 0.5
-    assert BarbuGymEnv(reward_scale=np.int64(-3)).reward_scale == -3.0
-    from barbu_env.envs.vector_gym import BarbuGymVectorEnv
-
-    with pytest.raises(ValueError, match=r"^reward_scale must be a number .*, not nan$"):
-        BarbuGymVectorEnv(2, reward_scale=float("nan"))
 
 
 def test_render_ansi_shows_the_table():
@@ -424,28 +385,7 @@ def test_tianshou_collector_returns_are_each_seats_scores_with_masked_policies()
     assert stats.returns.any()
 
 
-def test_tianshou_collector_fails_on_the_hand_result_infos_without_the_docs_wrapper():
-    # Why the docs drop the infos: Tianshou's buffer needs infos of one shape, and hand results vary.
-    # If this starts passing, Tianshou (or the infos) changed: the docs' wrapper may go.
-    require("tianshou")
-    from tianshou.env import PettingZooEnv
-
-    namespace: dict = {}
-    exec(compile(docs_snippet("PettingZooEnv"), "docs/integrations.md", "exec"), namespace)
-    with pytest.raises((ValueError, TypeError)):
-        tianshou_collection(namespace, lambda: PettingZooEnv(barbu_env.env(episode="hand")), episodes=40, seed=0)
-
-
 # ---------------------------------------------------------------------- SuperSuit
-
-
-@pytest.mark.parametrize("wrapper", ["frame_stack_v1", "frame_stack_v2", "normalize_obs_v0", "dtype_v0", "flatten_v0"])
-def test_supersuits_observation_wrappers_refuse_the_dict_observation(wrapper):
-    supersuit = require("supersuit")
-    args = {"frame_stack_v1": (4,), "frame_stack_v2": (4,), "dtype_v0": (np.float16,)}.get(wrapper, ())
-    with pytest.raises((AssertionError, AttributeError)):
-        env = getattr(supersuit, wrapper)(barbu_env.env(), *args)
-        env.reset(seed=0)
 
 
 def test_docs_supersuit_snippet_transforms_the_observation_and_keeps_the_mask():

@@ -1,5 +1,6 @@
 """Observations: every slice decodes to the public facts it names, the incremental
-encoder equals a fresh one, and nothing hidden leaks in."""
+encoder equals a fresh one, nothing hidden leaks in, and ``observation.read`` gives the
+state's public facts back in absolute seats and whole numbers."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import numpy as np
 import pytest
 
 import barbu_env
+from barbu_env.agents import make_agent
 from barbu_env.envs.encoder import ObservationEncoder
+from barbu_env.envs.stepping import play_turns
 from barbu_env.game.engine import NUM_HANDS, BarbuState, Phase
-from barbu_env.game.observation import OBS_DIM, OFFSETS, PRIVILEGED_DIM, STATE_DIM, card_set, decode
+from barbu_env.game.observation import OBS_DIM, OFFSETS, PRIVILEGED_DIM, STATE_DIM, card_set, decode, read
 from barbu_env.game.rules import preset_names
 
 
@@ -207,3 +210,16 @@ def test_the_environment_docstring_documents_every_slice_with_its_shape():
     for name, shape in INFO_SLICES[len(SLICES) :]:
         assert documented[name] == " x ".join(map(str, shape)), name
     assert f"Box({INFO_DIM},)" in aec.__doc__
+
+
+def test_a_reading_of_an_observation_names_absolute_seats_and_whole_numbers():
+    state = BarbuState.new_game(rng=np.random.default_rng(2), first_declarer=0)
+    play_turns(state, [make_agent("random", seed=s) for s in range(4)], hands=1)
+    while not (state.phase.name == "TRICKS" and state.trick_size):  # into the second hand's first trick
+        state.apply_action(state.legal_actions()[0])
+    for seat in range(4):
+        r = read(state.observe(seat), seat)
+        assert (r.to_act, r.declarer, r.hand_number) == (state.current_player, state.declarer, state.hand_number)
+        assert r.hand == state.hands[seat] and list(r.scores) == state.scores
+        assert list(r.tricks_won) == state.tricks_won and list(r.points) == state.points
+        assert r.leader == state.leader and r.trick[state.leader] == 1 << state.trick[state.leader]

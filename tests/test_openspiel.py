@@ -8,9 +8,6 @@ whole hands; Shimmy's PettingZoo wrapper passes ``api_test``."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 from collections import Counter
 
 import numpy as np
@@ -50,26 +47,6 @@ def dealt_state(game, deal, first_declarer: int = 0):
 
 
 # ---------------------------------------------------------------------- parameters and type
-
-
-def test_import_barbu_env_does_not_import_pyspiel_and_a_missing_open_spiel_is_one_line():
-    script = textwrap.dedent(
-        """
-        import sys
-        import barbu_env, barbu_env.agents
-        assert "pyspiel" not in sys.modules and "barbu_env.envs.openspiel" not in sys.modules, "imported"
-        sys.modules["pyspiel"] = None
-        try:
-            import barbu_env.envs.openspiel
-        except ImportError as e:
-            print(type(e).__name__, e)
-        """
-    )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    # One line naming the module, the package and the extra (the install command's wording is barbu_env.util.extras').
-    first, *rest = done.stdout.splitlines()
-    assert first.startswith("MissingExtraError barbu_env.envs.openspiel needs open_spiel: pip install"), done.stderr
-    assert "[openspiel]" in first and not rest
 
 
 @pytest.mark.parametrize("episode", EPISODES)
@@ -504,16 +481,3 @@ def test_shimmy_gives_a_pettingzoo_env_that_passes_api_test():
     assert env._env.rules == load_rules("classic") and env._env.episode == "hand"
     assert env.observation_space("player_0").shape == (OBS_DIM,)
     assert all(env.observe(a)[slice(*OFFSETS["hand"][:2])].sum() == 13 for a in env.agents)
-
-
-def test_bench_times_pyspiel_decisions_with_the_chance_steps_apart():
-    from benchmarks import bench
-
-    m = bench.bench_pyspiel(0.0, games=1, rules="standard", seed=0)
-    assert (m.games, m.name) == (1, bench.PYSPIEL_BARE) and m.decisions > 28 * 20
-    assert "1,457 chance nodes (1,457 a game)" in m.note and "decisions alone" in m.note
-    observed = bench.bench_pyspiel(0.0, games=1, rules="standard", seed=0, observe=True)
-    assert observed.name == bench.PYSPIEL_OBS and observed.decisions == m.decisions  # the same seed, the same game
-    observer = bench.bench_pyspiel(0.0, games=1, rules="standard", seed=0, observe="observer")
-    assert observer.name == bench.PYSPIEL_OBSERVER and observer.decisions == m.decisions
-    assert bench.RATIO_TO[bench.PYSPIEL_OBSERVER] == bench.HEARTS_OBS

@@ -20,7 +20,7 @@ from barbu_env.game.engine import (
 )
 from barbu_env.game.rules import Rules, load_rules, preset_names
 
-GAMES_PER_PRESET = 200
+GAMES_PER_PRESET = 50
 DEFAULT_POINTS = {k: v for k, v in Rules().to_dict().items() if k.endswith(("_points", "_scores"))}
 _DOUBLE, _GAME_OVER = Phase.DOUBLE, Phase.GAME_OVER
 _BATCH = 4096
@@ -119,10 +119,6 @@ def test_random_games_keep_every_invariant(preset):
     for seed in range(GAMES_PER_PRESET):
         state, doubles = play_random_game(rules, seed)
         check_game(rules, state.first_declarer, state, doubles)
-
-
-def test_the_presets_include_the_four_named_ones():
-    assert {"standard", "classic", "rotating", "declarer_only"} <= set(preset_names())
 
 
 def test_declarer_only_preset_totals_still_balance_with_its_changed_points():

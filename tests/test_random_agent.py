@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from barbu_env.agents import Agent, act_rows, make_agent
+from barbu_env.agents import act_rows, make_agent
 from barbu_env.agents.random_agent import RandomAgent
 from barbu_env.game.actions import NUM_ACTIONS
 
@@ -21,15 +21,6 @@ def random_masks(rng: np.random.Generator, rows: int) -> np.ndarray:
 
 def one_by_one(agent: RandomAgent, masks: np.ndarray) -> list[int]:
     return [agent.act({"observation": np.zeros(1, np.float32), "action_mask": m}) for m in masks]
-
-
-def test_numpy_draws_an_array_of_bounds_as_it_draws_them_one_call_at_a_time():
-    # act_batch relies on it: integers(counts) gives what integers(n) for each n in turn gives.
-    for seed in range(20):
-        bounds = np.random.default_rng(100 + seed).integers(1, NUM_ACTIONS + 1, size=50)
-        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
-        assert a.integers(bounds).tolist() == [int(b.integers(n)) for n in bounds]
-        assert a.random() == b.random()
 
 
 @pytest.mark.parametrize("rows", [0, 1, 7, 300])
@@ -51,11 +42,6 @@ def test_act_rows_groups_random_agents_each_drawing_from_its_own_generator():
     expected = [alone[k].act({"observation": None, "action_mask": m}) for k, m in zip(who, masks)]
     assert actions.tolist() == expected
     assert all(masks[np.arange(200), actions] == 1)
-
-
-def test_random_agents_share_a_batch_key_and_are_agents():
-    agent = make_agent("random", seed=0)
-    assert isinstance(agent, Agent) and agent.batch_key == make_agent("random", seed=1).batch_key is not None
 
 
 def test_draws_are_uniform_over_the_legal_actions():

@@ -47,13 +47,6 @@ def test_gymnasium_refuses_barbu_v0_with_what_changed():
     assert_names_the_change(str(refused.value), "Barbu-v1")
 
 
-def test_only_old_versions_are_refused_other_names_do_not_exist():
-    assert getattr(barbu_env, "barbu_v2", None) is None
-    assert getattr(barbu_env, "chess_v6", None) is None
-    with pytest.raises(gymnasium.error.VersionNotFound):
-        gymnasium.make("Barbu-v2")
-
-
 def test_barbu_v1_is_the_current_environment():
     assert barbu_v1.env is barbu_env.env
     assert barbu_v1.raw_env is barbu_env.raw_env
@@ -61,14 +54,6 @@ def test_barbu_v1_is_the_current_environment():
     assert env.metadata["name"] == "barbu_v1"
     env.reset(seed=0)
     assert env.observe(env.agent_selection)["observation"].shape == (OBS_DIM,) == (1132,)
-
-
-def test_barbu_v1_is_made_by_gymnasium():
-    assert barbu_env.GYM_ENV_ID == "Barbu-v1"
-    env = gymnasium.make("Barbu-v1", opponents="random", episode="hand")
-    assert isinstance(env.unwrapped, barbu_env.envs.gym_env.BarbuGymEnv)
-    obs, _ = env.reset(seed=0)
-    assert obs.shape == (1132,)
 
 
 def test_version_is_the_installed_distributions():
