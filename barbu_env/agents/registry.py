@@ -127,11 +127,11 @@ def factory_of(name: str) -> Callable[..., Agent] | None:
     import); None for anything else (a file)."""
     if name in _FACTORIES:
         return _FACTORIES[name]
-    if not _OBJECT.fullmatch(name) or Path(name).exists():
-        return None
     module, _, attribute = name.partition(":")
     if module in _FACTORIES:
         raise ValueError(f"agent {name!r}: parameters are key=value, separated by commas, not {attribute!r}")
+    if not _OBJECT.fullmatch(name) or Path(name).exists():
+        return None
     if "" not in sys.path:
         sys.path.insert(0, "")  # the working folder, as `python -m` has it
     try:
