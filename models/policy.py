@@ -418,10 +418,15 @@ def checked_config(config: Any, where: str = "checkpoint") -> PolicyConfig:
         made = PolicyConfig(**config)
     except TypeError:  # not a mapping, or a field PolicyConfig has not
         raise ValueError(f"{where}: its model_config {quote(config)} is not a mapping of network fields") from None
+    fields = dataclasses.asdict(made)
+    wrong = next((n for n, v in fields.items() if type(v) is not int), None)
+    if wrong is not None:
+        raise ValueError(f"{where}: its model_config's {wrong} is {quote(fields[wrong])}, not an integer")
     today, belief = PolicyConfig(), (made.belief_hidden, made.belief_layers)
+    for n, (lo, hi) in SIZE_LIMITS.items():
+        if not lo <= fields[n] <= hi:
+            raise ValueError(f"{where}: its model_config's {n} is {fields[n]:,}, outside {lo} to {hi:,}")
     rules = {
-        "integer fields": all(type(v) is int for v in dataclasses.astuple(made)),
-        "sizes within " + str(SIZE_LIMITS): all(lo <= getattr(made, n) <= hi for n, (lo, hi) in SIZE_LIMITS.items()),
         "today's observation and actions": all(
             getattr(made, n) == getattr(today, n) for n in ("obs_dim", "card_rows", "num_actions")
         ),
@@ -432,7 +437,7 @@ def checked_config(config: Any, where: str = "checkpoint") -> PolicyConfig:
     }
     broken = [rule for rule, ok in rules.items() if not ok]
     if broken:
-        raise ValueError(f"{where}: its model_config {quote(config)} breaks the rule of {broken[0]}")
+        raise ValueError(f"{where}: its model_config breaks the rule of {broken[0]}")
     return made
 
 

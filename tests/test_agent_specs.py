@@ -22,6 +22,8 @@ class Ducker(HeuristicAgent):
     """A user's own agent: the heuristic with a margin of its own."""
 
     def __init__(self, seed: int = 0, rules=None, margin: float = 0.0):
+        if margin < 0:
+            raise ValueError("margin must be at least 0")
         super().__init__(seed=seed, rules=rules, double_margin=margin)
         self.name = "ducker"
 '''
@@ -86,6 +88,8 @@ def test_a_users_own_agent_named_by_its_module_plays_with_its_parameters(own_age
     assert type(agent).__name__ == "Ducker" and agent.double_margin == 3
     with pytest.raises(ValueError, match="parameter margin takes a number, not 'wide'"):
         make_agent("mine:Ducker:margin=wide")
+    with pytest.raises(ValueError, match="^agent 'mine:Ducker:margin=-1': margin must be at least 0$"):
+        make_agent("mine:Ducker:margin=-1")
     assert (
         main(["eval", "--agents", "mine:Ducker:margin=3,random,random,random", "--games", "4", "--workers", "1"]) == 0
     )

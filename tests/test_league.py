@@ -267,15 +267,22 @@ def test_a_league_refuses_one_agent_listed_twice_however_it_is_spelt(first, seco
     assert check_league_specs(["pimc:worlds=8", "pimc:worlds=9", "pimc", "heuristic", "heuristic-cautious"])
 
 
-def test_an_agent_whose_code_changes_is_played_again(tmp_path, monkeypatch):
-    (tmp_path / "mine_edited.py").write_text(AGENT.format(margin=0.0))
+@pytest.mark.parametrize("edited", ["mine_edited.py", "mine_helper.py"])
+def test_an_agent_whose_code_or_its_helpers_code_changes_is_played_again(edited, tmp_path, monkeypatch):
+    (tmp_path / "mine_edited.py").write_text("import mine_helper\n" + AGENT.format(margin="mine_helper.MARGIN"))
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
+    for module in ("mine_edited", "mine_helper"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
     spec, cache = "mine_edited:Ducker", tmp_path / "cache"
     play = additive_evaluate({spec: 10.0, "random": -10.0})
     runs = []
     for margin in (0.0, 0.0, 25.0):
-        (tmp_path / "mine_edited.py").write_text(AGENT.format(margin=margin))
+        (tmp_path / "mine_helper.py").write_text(f"MARGIN = {margin if edited == 'mine_helper.py' else 0.0}\n")
+        if edited == "mine_edited.py":
+            (tmp_path / edited).write_text(
+                f"import mine_helper  # {margin}\n" + AGENT.format(margin="mine_helper.MARGIN")
+            )
         counting = CountingEvaluate(play)
         run_league([spec, "random"], games=4, cache_dir=cache, evaluate_fn=counting)
         runs.append(len(counting.tables))

@@ -192,8 +192,10 @@ def test_a_crafted_checkpoint_asking_for_a_huge_network_is_refused_at_once(tmp_p
 @pytest.mark.parametrize(
     "changes, named",
     [
-        (dict(hidden=8193), "sizes within"),
-        (dict(hidden=True), "integer fields"),
+        (dict(hidden=8193), "hidden is 8,193, outside 1 to 8,192"),
+        (dict(hidden=True), "hidden is True, not an integer"),
+        (dict(hidden="256"), "hidden is '256', not an integer"),
+        (dict(obs_dim="x"), "obs_dim is 'x', not an integer"),
         (dict(obs_dim=10**6), "today's observation and actions"),
         (dict(state_dim=5), "state_dim 0 or the privileged view's"),
         (dict(wings=2), "is not a mapping of network fields"),

@@ -317,7 +317,7 @@ class AgentSpec:
         if factory is None:
             found.append(Path(self.name))
         else:
-            found += [Path(p) for p in (inspect.getsourcefile(factory), getattr(factory, "checkpoint", None)) if p]
+            found += _code_files(factory) + ([Path(factory.checkpoint)] if hasattr(factory, "checkpoint") else [])
         for key, value in self.params:
             if not isinstance(value, str) or key in NOT_PLAY:
                 continue
@@ -334,6 +334,20 @@ class AgentSpec:
                     continue
                 found += named.sources() if named.factory is not None else []
         return list(dict.fromkeys(found))
+
+
+def _code_files(factory: Any) -> list[Path]:
+    """The source files of the code that makes an agent: for barbu's own, the factory's
+    module; for a user's, every module loaded from the folder its module lives in (its
+    helpers too), the package's folder for a module in a package."""
+    source = Path(inspect.getsourcefile(factory) or "").resolve()
+    if source.is_relative_to(Path(__file__).resolve().parent.parent):
+        return [source]
+    top = sys.modules[factory.__module__.partition(".")[0]]
+    root = Path(top.__file__).resolve().parent
+    loaded = (Path(m.__file__).resolve() for m in list(sys.modules.values()) if getattr(m, "__file__", None))
+    mine = {f for f in loaded if f.suffix == ".py" and f.is_relative_to(root) and "site-packages" not in f.parts}
+    return sorted({source} | mine)
 
 
 def parse_agents(text: str) -> list[AgentSpec]:
@@ -372,7 +386,13 @@ def make_agent(spec: str | AgentSpec, seed: int = 0, trust: bool = False, **kwar
         check_param_types(f"agent {spec.name!r}", factory, params)
         given = {"seed": seed, **kwargs, **params, "trust": trust}
         takes_any = any(p.kind == p.VAR_KEYWORD for p in accepted.values())
-        return factory(**{k: v for k, v in given.items() if k in accepted or (takes_any and k != "trust")})
+        given = {k: v for k, v in given.items() if k in accepted or (takes_any and k != "trust")}
+        if spec.name in _FACTORIES:
+            return factory(**given)
+        try:  # a user's own code: its refusal named by its spec
+            return factory(**given)
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"agent {str(spec)!r}: {e}") from e
     if Path(spec.name).exists():
         for loader in _loaders():
             agent = loader(spec.name, seed=seed, trust=trust, **{**kwargs, **params})
