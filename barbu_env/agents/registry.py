@@ -345,7 +345,8 @@ def _code_files(factory: Any) -> list[Path]:
         return [source]
     top = sys.modules[factory.__module__.partition(".")[0]]
     root = Path(top.__file__).resolve().parent
-    loaded = (Path(m.__file__).resolve() for m in list(sys.modules.values()) if getattr(m, "__file__", None))
+    files = (Path(getattr(m, "__file__", None) or "") for m in list(sys.modules.values()))
+    loaded = (f.resolve() for f in files if f.is_absolute())
     mine = {f for f in loaded if f.suffix == ".py" and f.is_relative_to(root) and "site-packages" not in f.parts}
     return sorted({source} | mine)
 
