@@ -1,6 +1,6 @@
 """The duplicate tournament's game loop as it was before it moved to the batched engine,
 kept as the reference that tests/test_tournament_vector.py compares the tournament with:
-one ``BarbuState`` and one ``ObservationEncoder`` per game, the games of a job stepped in
+one ``BarbuState`` per game, the games of a job stepped in
 lockstep, every live game's decision put to ``agents.act_rows`` at each step.
 
 ``play_job`` is what ``barbu_env.evaluation.tournament._play_job`` was; ``seed_of`` stands in for
@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from barbu_env.agents import Agent, act_rows, make_agent
-from barbu_env.envs.encoder import ObservationEncoder
 from barbu_env.evaluation.records import GameRecord
 from barbu_env.evaluation.tournament import SEATINGS, GameData, PlayedGame, _Job, agent_seed, deal_set, seating
 from barbu_env.game.actions import AGENTS, DOUBLE_OFFSET, NUM_ACTIONS, mask_array
@@ -30,7 +29,6 @@ def play_games(
         BarbuState.new_game(rules, rng=np.random.default_rng(0), first_declarer=f, deals=d)
         for f, d in zip(first_declarers, deals)
     ]
-    encoders = [ObservationEncoder() for _ in states]
     doubles = [np.zeros((NUM_HANDS, NUM_PLAYERS, NUM_PLAYERS), dtype=np.int8) for _ in states]
     observations = np.empty((len(states), OBS_DIM), dtype=np.float32)
     masks = np.empty((len(states), NUM_ACTIONS), dtype=np.int8)
@@ -38,7 +36,7 @@ def play_games(
     while live:
         seats = [states[g].current_player for g in live]
         for row, (g, seat) in enumerate(zip(live, seats)):
-            observations[row] = encoders[g].observe(states[g], seat)
+            observations[row] = states[g].observe(seat)
             masks[row] = mask_array(states[g].legal_mask())
         agents = [agent_sets[g][seat] for g, seat in zip(live, seats)]
         actions = act_rows(agents, observations[: len(live)], masks[: len(live)], [AGENTS[s] for s in seats])

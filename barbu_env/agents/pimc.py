@@ -25,10 +25,8 @@ that contract scores on an average hand (``baseline``, measured once per rules a
 rollout policy by the same rollouts over random deals): a contract is worth declaring
 now when this hand suits it better than the hands still to come are likely to.
 
-What PIMC does not do: it assumes the other players play like its rollout policy and
-that it will itself know every hidden card from the next decision on (strategy fusion:
-it cannot plan to find out, or to hide, information), and, sampling uniformly, it reads
-nothing into how the others declared, doubled or played (the belief network does). It is
+What PIMC does not do (it assumes the others play like its rollout policy, and that it
+will know every hidden card from its next decision on): docs/agents.md. It is
 deterministic for a seed (without ``time_limit``).
 
 Parameters (``make_agent("pimc", worlds=32)`` or ``"pimc:worlds=32,rollout=random"`` on
@@ -41,10 +39,9 @@ rollout policy that takes one (a trained checkpoint) computes (its own default, 
 unless given: ``"pimc:rollout=runs/x/best.pt,device=cuda"``; ``barbu eval --device``
 sets it), ``worlds_from`` where the hidden hands are drawn from (``uniform``, the default;
 ``belief``, the shipped belief network, which needs torch; or a belief checkpoint's path:
-the name gains ``-belief``), ``seed``. The numbers' ranges (``barbu_env.util.argtypes.AGENT_PARAMS``: ``worlds`` 1
-to 4,096, ``time_limit`` above 0 and at most 3,600, ``cover`` and ``certain`` above 0 and
-at most 1) are checked when the agent is made, before anything is built; a search holds at
-most ``ROUND_SLOTS`` rollout games at once, whatever its worlds.
+the name gains ``-belief``), ``seed``. The numbers' ranges
+(``barbu_env.util.argtypes.AGENT_PARAMS``) are checked when the agent is made, before
+anything is built; a search holds at most ``ROUND_SLOTS`` rollout games at once.
 
 The guided search, ``pimc-ppo`` (``guided_pimc``), adds a *prior*: a trained policy
 (``prior``; ``pimc-ppo`` uses its rollout policy, ``ppo-finetuned`` by default). A
@@ -80,16 +77,13 @@ from .base import Agent
 from .belief import SHIPPED, UNIFORM, load_model, samplers
 from .registry import agent_takes, make_agent, register
 
-#: Worlds per decision by default: the strength and speed table in the README (8, 16, 32, 64
-#: worlds against three heuristics) chose it; 400 duplicate games with one pimc seat take
-#: minutes on two cores.
+#: Worlds per decision by default (the README's strength and speed table chose it).
 DEFAULT_WORLDS = 32
 #: Slots stepped together at most: larger searches are played in several batches.
 MAX_SLOTS = 8192
 #: Worlds per round when a time limit applies.
 ROUND_WORLDS = 8
-#: Rollout games held at once by a search (about 4.4 KB each): a round with more worlds x
-#: actions is played in parts (the defaults, 32 worlds, fit one part up to 150 games' decisions).
+#: Rollout games held at once by a search: a round with more worlds x actions is played in parts.
 ROUND_SLOTS = 65_536
 #: Random deals per contract for the contract baselines, and their seed.
 BASELINE_DEALS = 512

@@ -16,6 +16,7 @@ def _kth_legal(masks: np.ndarray, picks: np.ndarray) -> np.ndarray:
     return (np.cumsum(np.asarray(masks) > 0, axis=1) > picks[:, None]).argmax(axis=1).astype(np.int64)
 
 
+@register("random")
 class RandomAgent(Agent):
     """Uniform over the legal actions; deterministic for a seed.
 
@@ -45,8 +46,3 @@ class RandomAgent(Agent):
         else:  # numpy draws an array of bounds exactly as it draws them one call at a time (a test checks it)
             picks = self.rng.integers(counts) if len(counts) else np.zeros(0, dtype=np.int64)
         return _kth_legal(masks, picks)
-
-
-@register("random")
-def make_random(seed: int = 0, **_: object) -> RandomAgent:
-    return RandomAgent(seed)

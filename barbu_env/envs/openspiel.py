@@ -545,12 +545,6 @@ def state_from_engine(game: BarbuGame, barbu_state: BarbuState) -> BarbuSpielSta
     with an empty history and zero returns. The engine state's episode and rules must be
     the game's (build it with the same ``episode``: ``BarbuState.from_position(...,
     episode="hand")`` for ``load_game(rules, episode="hand")``)."""
-    if barbu_state.is_terminal:
-        raise ValueError("the engine state is over: there is nothing to continue")
-    if barbu_state.episode != game.episode:
-        raise ValueError(f"the engine state's episode is {barbu_state.episode!r}, the game's {game.episode!r}")
-    if barbu_state.rules != game.rules:
-        raise ValueError("the engine state's rules are not the game's")
     s = game.new_initial_state()
     core = s._core
     core.engine = barbu_state.clone()

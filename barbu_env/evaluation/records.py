@@ -210,10 +210,6 @@ class GameRecord:
         """The record's rules as a ``Rules``."""
         return Rules.from_mapping(self.rules)
 
-    def reset_options(self) -> dict[str, Any]:
-        """The ``env.reset`` options that replay this game: its deals and first declarer."""
-        return {"deals": self.deals, "first_declarer": self.first_declarer}
-
 
 # ---------------------------------------------------------------------- replay
 
@@ -230,7 +226,7 @@ def replay_record(record: GameRecord) -> tuple[list[dict[str, Any]], list[int]]:
         raise RecordError(f"record rules: {e}") from None
     env = make_env(rules=rules)
     try:
-        env.reset(options=record.reset_options())
+        env.reset(options={"deals": record.deals, "first_declarer": record.first_declarer})
     except ValueError as e:
         raise RecordError(f"record deals or first declarer: {e}") from None
     game = env.unwrapped.game

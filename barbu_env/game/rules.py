@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..util.files import InputError, quote, read_text, safe_yaml
+
 ROTATIONS = ("seven_in_a_row", "every_hand")
 DOUBLING_TARGETS = ("anyone", "declarer_only")
 
@@ -175,9 +177,9 @@ class Rules:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if f.type == "bool" and not isinstance(value, bool):
-                raise RulesError(f"rule {f.name!r} must be true or false, not {_short(value)}")
+                raise RulesError(f"rule {f.name!r} must be true or false, not {quote(value)}")
             if f.type == "int" and (isinstance(value, bool) or not isinstance(value, int)):
-                raise RulesError(f"rule {f.name!r} must be an integer, not {_short(value)}")
+                raise RulesError(f"rule {f.name!r} must be an integer, not {quote(value)}")
             if f.type.startswith("tuple"):
                 n = f.type.count("int")
                 if (
@@ -186,34 +188,34 @@ class Rules:
                     or len(value) != n
                     or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
                 ):
-                    raise RulesError(f"rule {f.name!r} must be a list of {n} integers, not {_short(value)}")
+                    raise RulesError(f"rule {f.name!r} must be a list of {n} integers, not {quote(value)}")
                 object.__setattr__(self, f.name, tuple(value))
         if self.rotation not in ROTATIONS:
-            raise RulesError(f"rule 'rotation' must be one of {ROTATIONS}, not {_short(self.rotation)}")
+            raise RulesError(f"rule 'rotation' must be one of {ROTATIONS}, not {quote(self.rotation)}")
         if self.doubling_targets not in DOUBLING_TARGETS:
             raise RulesError(
-                f"rule 'doubling_targets' must be one of {DOUBLING_TARGETS}, not {_short(self.doubling_targets)}"
+                f"rule 'doubling_targets' must be one of {DOUBLING_TARGETS}, not {quote(self.doubling_targets)}"
             )
         if not 0 <= self.min_declarer_doubles <= 7:
-            raise RulesError(f"rule 'min_declarer_doubles' must be in 0..7, not {_short(self.min_declarer_doubles)}")
+            raise RulesError(f"rule 'min_declarer_doubles' must be in 0..7, not {quote(self.min_declarer_doubles)}")
         for name in POINT_SWITCHES:
             value = getattr(self, name)
             if any(abs(v) > POINTS_LIMIT for v in (value if isinstance(value, tuple) else (value,))):
                 raise RulesError(
                     f"rule {name!r} must be {'integers' if isinstance(value, tuple) else 'an integer'} in "
                     f"-{POINTS_LIMIT}..{POINTS_LIMIT} (so that every score stays within +-{SCORE_LIMIT}), "
-                    f"not {_short(value)}"
+                    f"not {quote(value)}"
                 )
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any]) -> Rules:
         """Rules from a mapping of switches; missing switches take their defaults."""
         if not isinstance(mapping, Mapping):
-            raise RulesError(f"rules must be a mapping of switches, not {_short(mapping)}")
+            raise RulesError(f"rules must be a mapping of switches, not {quote(mapping)}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted((k for k in mapping if k not in known), key=repr)  # YAML keys need not be strings
         if unknown:
-            raise RulesError(f"unknown rule switch(es) {_short(unknown)}; known switches: {sorted(known)}")
+            raise RulesError(f"unknown rule switch(es) {quote(unknown)}; known switches: {sorted(known)}")
         return cls(**mapping)
 
     def score_bound(self) -> int:
@@ -245,12 +247,6 @@ class Rules:
         return {k: v for k, v in self.to_dict().items() if default[k] != v}
 
 
-def _short(value: Any, width: int = 40) -> str:
-    from ..util.files import quote
-
-    return quote(value, width)
-
-
 def preset_names() -> list[str]:
     """Names of the presets in ``barbu_env/game/presets``."""
     return sorted(p.stem for p in PRESETS_DIR.glob("*.yaml"))
@@ -259,16 +255,12 @@ def preset_names() -> list[str]:
 def read_rules_file(path: str | Path) -> Rules:
     """Rules from a YAML file: a mapping of switches and an optional ``description``; a file
     that is not one is a ``RulesError`` of one line naming it."""
-    from ..util.files import InputError, read_text, safe_yaml
-
     try:
         data = safe_yaml(read_text(path, what="rules file"), f"rules file {path}") or {}
     except InputError as e:
         raise RulesError(str(e)) from None
     except FileNotFoundError:
         raise RulesError(f"rules file {path} not found") from None
-    except RecursionError:  # no traceback from a command, even for a file nested thousands deep
-        raise RulesError(f"{path}: YAML nested too deeply to be a rules file") from None
     if not isinstance(data, Mapping):
         raise RulesError(f"{path}: a rules file holds a mapping of switches")
     data = dict(data)
@@ -294,4 +286,4 @@ def load_rules(spec: Rules | str | Mapping[str, Any] | None = None) -> Rules:
         return read_rules_file(PRESETS_DIR / f"{spec}.yaml")
     if spec == "standard":
         return Rules()
-    raise RulesError(f"unknown rules preset {_short(spec)}; presets: {preset_names()}")
+    raise RulesError(f"unknown rules preset {quote(spec)}; presets: {preset_names()}")

@@ -88,8 +88,8 @@ storage anyway.
 
 Every kernel takes the whole batch and a game index, never a per-game view, and is compiled
 without numba's reference counting (``_nrt=False``; the kernels allocate nothing). They are
-compiled on first use (about 10 s) and cached on disk (``cache=True``), so later processes
-load them in well under a second. Why numba rather than numpy, and the measurements behind
+compiled on first use and cached on disk (``cache=True``), so later processes
+load them at once. Why numba rather than numpy, and the measurements behind
 the kernels' design: docs/vector.md.
 
 The module is engine-pure: numpy and numba, no RL framework.
@@ -140,12 +140,6 @@ class VectorBarbu:
         episode: str = "game",
         observation: str = "observation",
     ):
-        if not isinstance(observation, str) or observation not in OBSERVATIONS:
-            raise ValueError(
-                f"observation must be one of {', '.join(map(repr, OBSERVATIONS))}, not {quote(observation)}"
-            )
-        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
-            raise ValueError(f"num_games must be a positive int, not {quote(num_games)}")
         B = self.num_games = int(num_games)
         self.rules = load_rules(rules)
         episode_length = episode_hands(episode)  # an unknown mode fails here
@@ -235,10 +229,6 @@ class VectorBarbu:
         random stream; when it ends (the end of the slot's episode: see the module
         docstring), the slot starts a new game as usual."""
         slots = np.arange(self.num_games) if slots is None else np.asarray(slots, dtype=np.int64).reshape(-1)
-        if len(slots) != len(positions):
-            raise ValueError(f"{len(positions)} positions for {len(slots)} slots")
-        if len(slots) and (slots.min() < 0 or slots.max() >= self.num_games or len(set(slots.tolist())) < len(slots)):
-            raise ValueError(f"slots must be distinct, in 0..{self.num_games - 1}")
         if not self._seeded:
             self._seed_streams(self._seed)
         K.load_games(
@@ -270,8 +260,8 @@ class VectorBarbu:
 
     def other_hands(self) -> np.ndarray:
         """Per game, the hands of the three players other than the seat to act, in
-        relative seat order 1, 2, 3: float32 [B, 156], what ``ObservationEncoder.
-        privileged`` appends to the observation (for a critic, never for acting)."""
+        relative seat order 1, 2, 3: float32 [B, 156], what a privileged critic
+        appends to the observation (for a critic, never for acting)."""
         out = np.empty((self.num_games, 3 * 52), dtype=np.float32)
         K.other_hands(self._ints, self._cards, out.view(np.uint64))
         return out
@@ -283,11 +273,6 @@ class VectorBarbu:
     def hand_numbers(self) -> np.ndarray:
         """The 0-based hand each game is in, int64 [B]."""
         return self._ints[:, K.F_HAND].copy()
-
-    def named(self) -> np.ndarray:
-        """Per game and seat, the 4-bit set of seats it has named (doubled or redoubled)
-        in the hand under way, int64 [B, 4]."""
-        return self._ints[:, K.F_NAMED : K.F_NAMED + NUM_PLAYERS].copy()
 
     def last_hands(self) -> dict[str, np.ndarray]:
         """Per game, the result of the last hand it finished (a step's
