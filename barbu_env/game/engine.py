@@ -77,7 +77,6 @@ if TYPE_CHECKING:
 
 _PHASES = tuple(Phase)
 _CONTRACTS = tuple(Contract)
-_GAME_OVER = Phase.GAME_OVER
 _EPISODE_NAMES = {hands: name for name, hands in EPISODE_HANDS.items()}
 
 
@@ -481,13 +480,6 @@ class BarbuState:
     def levels(self) -> list[list[int]]:
         """levels[i][j]: 0, 1 (double) or 2 (redoubled) between seats i and j this hand."""
         return _levels(self.named)
-
-    def hands_left(self, declarer: int) -> int:
-        """Hands ``declarer`` has left to declare, the current one included once declared."""
-        left = self.contracts_left[declarer].bit_count()
-        if declarer == self.declarer and self.contract >= 0 and self.phase is not _GAME_OVER:
-            left += 1
-        return left
 
     def legal_mask(self) -> int:
         """The legal actions of ``current_player`` as an 85-bit int (0 once the game is over)."""

@@ -25,13 +25,9 @@ raw points / 10) and ``game_scores`` (game totals / 100). No bound is infinite: 
 switch exceeds ``POINTS_LIMIT`` (10 000), so every score is bounded
 (``docs/rules.md#how-large-scores-can-get``). ``OBS_LOW`` / ``OBS_HIGH`` (and
 ``INFO_LOW`` / ``INFO_HIGH``, ``STATE_LOW`` / ``STATE_HIGH``) hold under every rules
-variant, so that an environment's observation space is the same whatever its rules:
-``hand_points`` within +-13 000 (13 items of at most 10 000 points), ``game_scores`` within
-+-116 000 (``Rules.score_bound`` at its largest). ``observation_bounds(rules)`` (and
-``information_state_bounds``, ``state_bounds``) are the bounds under given rules: in the
-standard game ``hand_points`` lies in -3.0..6.5 (every heart or both last tricks; all 13
-tricks of Trumps), reached, and ``game_scores`` in -54.6..54.6 (``Rules.score_bound()`` /
-100, the worst case of the doubling rules, not necessarily reached).
+variant, so that an environment's observation space is the same whatever its rules;
+``observation_bounds(rules)`` (and ``information_state_bounds``, ``state_bounds``) are
+the bounds under given rules.
 
 The information state (``INFO_SLICES``, ``INFO_DIM`` = 4152, ``INFO_LAYOUT``) is the
 observation followed by the seat's perfect recall of the hand under way: its first

@@ -83,11 +83,6 @@ class Positions:
         )
 
     @property
-    def hands(self) -> np.ndarray:
-        """The four hands now (absolute seats), uint64 [N, 4]."""
-        return self.cards[:, K.K_HANDS : K.K_HANDS + NUM_PLAYERS].copy()
-
-    @property
     def unknown_cards(self) -> np.ndarray:
         """Per position, the cards nobody has played yet and the observer does not hold
         (what the three other hands hold between them), uint64 [N]; meaningful for

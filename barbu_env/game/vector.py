@@ -63,14 +63,9 @@ the totals of its hands. A position ``load``-ed into a slot plays to the end of 
 slot's episode: the hand it is in for ``"hand"``, the end of its group of seven hands
 (hands 1-7, 8-14, ...) for ``"round"``.
 
-Per-seat bookkeeping for a learner (what ``training/rollout.py`` does with the AEC
-environment): in game i, seat p's transition opens at each of its decisions (``obs[i]``,
-its action, ``seat[i] == p`` before the step) and collects ``rewards[i, p]`` of that
-step and of every later step until p's next decision in game i, whose observation
-closes it (bootstrap), or until ``dones[i]``, which closes all four seats' transitions
-as terminal (no bootstrap); the observation returned with ``dones[i]`` opens the next
-game. Every seat has a transition open when a hand's rewards arrive: all four take a
-doubling turn before any card of a hand is played.
+Per-seat bookkeeping for a learner: ``barbu_env.game.credit`` (each seat's decision
+collects its rewards up to its next decision, or to ``dones[i]``, which closes all four
+seats' decisions as terminal).
 
 Seeding: the deals and the first declarers come from one splitmix64 stream per game
 slot, seeded from ``numpy.random.SeedSequence(seed)`` (slot i's games depend only on
@@ -86,11 +81,8 @@ Returned arrays: with ``copy=True`` (the default) each call returns fresh arrays
 which saves a copy of ``obs`` per step where the caller copies it into its own
 storage anyway.
 
-Every kernel takes the whole batch and a game index, never a per-game view, and is compiled
-without numba's reference counting (``_nrt=False``; the kernels allocate nothing). They are
-compiled on first use and cached on disk (``cache=True``), so later processes
-load them at once. Why numba rather than numpy, and the measurements behind
-the kernels' design: docs/vector.md.
+The kernels are compiled on first use and cached on disk; why numba rather than numpy,
+and the measurements behind their design: docs/vector.md.
 
 The module is engine-pure: numpy and numba, no RL framework.
 """

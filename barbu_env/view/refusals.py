@@ -45,7 +45,7 @@ from ..game.cards import ACE_OF_HEARTS, KING_OF_HEARTS, RANK_NAMES, SUIT_MASK, S
 from ..game.constants import CONTRACT_LABELS, NUM_PLAYERS, Phase, Refusal
 from ..game.observation import decode
 from ..game.position import Positions
-from ..game.rules import Rules, load_rules
+from ..game.rules import Rules
 from .table import TableView, card_label, choice_text
 
 #: Where the game stands, for the "not a choice now" answers.
@@ -69,13 +69,9 @@ def refusal_code(view: TableView, action: int) -> Refusal:
         raise ValueError(f"it is P{view.to_act}'s turn, not P{view.viewer}'s: nothing is refused to P{view.viewer}")
     if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < NUM_ACTIONS:
         return Refusal.NO_SUCH_ACTION
-    rules = _rules(view)
+    rules = view.rules or Rules()
     p = Positions.from_observation(view.observation, rules, seat=view.viewer)
     return Refusal(K.refusal(p.ints, p.cards, K.rules_params(rules), 0, int(action)))
-
-
-def _rules(view: TableView) -> Rules:
-    return view.rules if view.rules is not None else load_rules(None)
 
 
 def times(n: int) -> str:
@@ -109,7 +105,7 @@ def reason(view: TableView, action: int, code: Refusal | None = None) -> str:
     """Why ``action`` is not legal for ``view``'s seat, in words (``code``: the kernels'
     reason, read with :func:`refusal_code` when not given); ``ValueError`` if it is legal."""
     code = refusal_code(view, action) if code is None else Refusal(code)
-    rules = _rules(view)
+    rules = view.rules or Rules()
     if code is Refusal.LEGAL:
         raise ValueError(f"{choice_text(action)} is legal now: nothing to explain")
     if code is Refusal.NO_SUCH_ACTION:

@@ -88,7 +88,7 @@ from barbu_env.agents.spec import AgentSpec, specs_of
 from barbu_env.evaluation.records import GameRecord
 from barbu_env.game.constants import NUM_PLAYERS
 from barbu_env.game.rules import Rules, load_rules
-from barbu_env.util.files import OutputError, cut_text
+from barbu_env.util.files import OutputError
 
 from .play import GameData, PlayedGame, _play_job, play_game, play_games
 from .report import CONTRACT_LABELS, format_table, plot_results, progress_bar
@@ -147,11 +147,7 @@ def evaluate(
     n_sets = deal_sets(games)
     if records_dir is not None:
         records_dir = Path(records_dir)
-        try:
-            records_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            folder = cut_text(str(records_dir))
-            raise OutputError(f"cannot make the records folder {folder}: {e.strerror or e}") from None
+        records_dir.mkdir(parents=True, exist_ok=True)
         record_games = n_sets * SEATINGS if record_games is None else record_games
     else:
         record_games = 0
