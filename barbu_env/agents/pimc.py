@@ -1,29 +1,17 @@
-"""``pimc``: Perfect-Information Monte Carlo search on the batched engine.
+"""``pimc``: Perfect-Information Monte Carlo search on the batched engine (docs/agents.md).
 
-At each decision with more than one legal action, the agent
-
-1. rebuilds the position its observation shows (``barbu_env.game.position.Positions.
-   from_observation``; it never sees the environment),
-2. samples ``worlds`` deals of the hidden cards, uniformly among those consistent with
-   everything public: cards played, hand sizes, and what the rules made each play
-   reveal (the observation's ``excluded`` rows; ``barbu_env.game.worlds``), or, with
-   ``worlds_from=belief``, in proportion to the belief network's guess of where the cards
-   are from how the others have played (``barbu_env.agents.belief``; the same exact
-   constraints),
-3. plays every legal action in every world and then the rest of the hand with the
-   rollout policy (``heuristic`` by default: any agent, asked in batches) for all four
-   seats, all worlds x actions of all the games it decides at once stepping together in
-   one ``VectorBarbu``, one kernel call per step,
-4. takes the action with the best mean settled score of the hand for itself (the same
-   worlds for every action; ties go to the lowest action id).
-
-Every kind of decision is searched the same way: the contract (the whole hand played out
-under each contract still available), the trump suit, the Domino starting rank, each
-doubling option, each card and the Domino pass. A rollout ends with the hand, so when
-choosing a contract the agent compares each contract's result on this hand with what
-that contract scores on an average hand (``baseline``, measured once per rules and
-rollout policy by the same rollouts over random deals): a contract is worth declaring
-now when this hand suits it better than the hands still to come are likely to.
+At each decision with more than one legal action, the agent rebuilds the position its
+observation shows (``Positions.from_observation``; it never sees the environment), samples
+``worlds`` deals of the hidden cards, uniformly among those consistent with everything
+public (``barbu_env.game.worlds``) or, with ``worlds_from=belief``, in proportion to the
+belief network's guess (``barbu_env.agents.belief``), plays every legal action in every
+world and then the rest of the hand with the rollout policy at all four seats (all worlds
+x actions of all the games it decides stepping together in one ``VectorBarbu``), and takes
+the action with the best mean settled score of the hand for itself (the same worlds for
+every action; ties go to the lowest action id). Every kind of decision is searched so. A
+rollout ends with the hand, so a contract is valued by its result on this hand less what
+it scores on an average hand (``baseline``, measured once per rules and rollout policy by
+the same rollouts over random deals).
 
 What PIMC does not do (it assumes the others play like its rollout policy, and that it
 will know every hidden card from its next decision on): docs/agents.md. It is

@@ -262,15 +262,6 @@ class _Setup:
     def __init__(self, rules: Rules, episode: str, terminal: bool = False):
         self.rules, self.episode, self.terminal = rules, episode, terminal
 
-    def __deepcopy__(self, memo) -> _Setup:
-        return self
-
-    def __getstate__(self):
-        return (self.rules, self.episode, self.terminal)
-
-    def __setstate__(self, state) -> None:
-        self.rules, self.episode, self.terminal = state
-
 
 class _Core:
     """A state's data: OpenSpiel clones a Python state by deep-copying its ``__dict__``,
@@ -293,13 +284,6 @@ class _Core:
         c.rewards, c.returns = self.rewards, self.returns
         c.engine = self.engine.clone() if self.engine is not None else None
         return c
-
-    def __getstate__(self):
-        return tuple(getattr(self, k) for k in self.__slots__)
-
-    def __setstate__(self, state) -> None:
-        for k, v in zip(self.__slots__, state):
-            setattr(self, k, v)
 
 
 # ---------------------------------------------------------------------- the state

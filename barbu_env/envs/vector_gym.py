@@ -167,13 +167,13 @@ from ..game._bits import popcount
 from ..game.actions import AGENTS, NUM_ACTIONS, action_text
 from ..game.constants import NUM_PLAYERS
 from ..game.driver import serves_rows
-from ..game.engine import BarbuState, episode_hands, hand_result
+from ..game.engine import episode_hands, hand_result
 from ..game.observation import OBS_HIGH, OBS_LOW, observation_bounds
 from ..game.position import Positions
 from ..game.rules import Rules, load_rules
 from ..game.vector import VectorBarbu
 from ..util.files import quote
-from .gym_env import RESET_OPTIONS, BarbuGymEnv, check_reset_options, opponent_specs
+from .gym_env import RESET_OPTIONS, BarbuGymEnv, check_reset_options, check_seat_option, opponent_specs
 from .stepping import check_illegal_action, play_instead
 
 __all__ = ["AUTORESET_MODES", "BarbuGymVectorEnv", "BarbuVectorEnv"]
@@ -365,8 +365,7 @@ class BarbuGymVectorEnv(VectorEnv):
             if not self._has_reset and not reset_mask.all():
                 raise RuntimeError("the first reset() resets every sub-environment")
             rows = np.flatnonzero(reset_mask)
-        if "seat" in options and (isinstance(options["seat"], bool) or options["seat"] not in range(NUM_PLAYERS)):
-            raise ValueError(f"options['seat'] must be 0-3, not {quote(options['seat'])}")
+        check_seat_option(options)
         for i in rows.tolist():
             if seeds[i] is not None or self._rngs[i] is None:
                 self._rngs[i], _ = seeding.np_random(seeds[i])
@@ -424,7 +423,7 @@ class BarbuGymVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ internals
 
-    _make_opponents = BarbuGymEnv._make_opponents
+    _make_opponents, _draw_game = BarbuGymEnv._make_opponents, BarbuGymEnv._draw_game
 
     def _start(self, rows: np.ndarray, seeded: list[bool], options: dict[str, Any]) -> None:
         """A new game in each of ``rows``, drawn from the sub-environment's generator as
@@ -433,16 +432,10 @@ class BarbuGymVectorEnv(VectorEnv):
             return
         parts = []
         for i, fresh in zip(rows.tolist(), seeded):
-            rng = self._rngs[i]
-            if "seat" in options:
-                self._seat[i] = int(options["seat"])
-            elif self.seat_option == "rotate":
-                if fresh:
-                    self._next_seat[i] = int(rng.integers(NUM_PLAYERS))
-                self._seat[i] = self._next_seat[i]
-                self._next_seat[i] = (self._seat[i] + 1) % NUM_PLAYERS
-            learner = int(self._seat[i])
-            opponents = self._make_opponents([int(s) for s in rng.integers(2**31, size=NUM_PLAYERS - 1)])
+            learner, self._next_seat[i], opponents, game = self._draw_game(
+                self._rngs[i], int(self._seat[i]), int(self._next_seat[i]), fresh, options
+            )
+            self._seat[i] = learner
             for k, agent in enumerate(opponents):
                 other = (learner + 1 + k) % NUM_PLAYERS
                 self._table[i, other] = agent
@@ -451,13 +444,6 @@ class BarbuGymVectorEnv(VectorEnv):
                     ("object", id(agent)) if key is None else ("group", key), len(self._group_ids)
                 )
             self._table[i, learner] = None
-            game = BarbuState.new_game(
-                self.rules,
-                np.random.default_rng(int(rng.integers(2**63))),
-                first_declarer=options.get("first_declarer"),
-                deals=options.get("deals"),
-                episode=self.episode,
-            )
             parts.append(Positions.from_state(game))
         _, masks, seat = self.games.load(Positions.concatenate(parts), rows)
         self._pending[rows] = 0.0

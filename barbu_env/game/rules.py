@@ -36,10 +36,7 @@ class RulesError(ValueError):
     """A rule switch, value or preset that does not exist."""
 
 
-#: Every score must stay within +-SCORE_LIMIT. Scores pass through three number types: the
-#: kernels' game state (int64), the tournament's per-game arrays (int32) and the rewards and
-#: final scores the kernels write for ``VectorBarbu`` (float32, whose integers are exact up
-#: to 2**24 only). The narrowest, float32, sets the limit.
+#: Every score must stay within +-SCORE_LIMIT: float32 rewards are exact integers up to 2**24.
 SCORE_LIMIT = 2**24
 
 #: The point switches (a bound applies to each of their values) and, per contract, the
@@ -89,36 +86,19 @@ def _hand_bounds(values: Mapping[str, Any], anyone: bool) -> list[tuple[int, int
 
 def _game_bound(values: Mapping[str, Any], anyone: bool) -> int:
     """The largest absolute score (raw, settled or game total) a seat can reach in a game
-    whose point switches have ``values`` (a mapping switch -> int or tuple of ints).
-
-    Per hand, seat i's settled score is ``raw_i + sum_j k_ij * (raw_i - raw_j)`` over the
-    seats j it has a bet with, at level k_ij <= 2 (redoubled). The raws of a contract are
-    sums over disjoint sets of the contract's items, so ``|raw_i|`` and ``|raw_i - raw_j|``
-    are at most ``S``, the sum of the items' absolute values (one seat takes every item, the
-    others none: reached when the items share a sign), and ``|settled_i| <= (1 + 2 n) S``
-    with n bets at level 2. In Domino the raws are the four values in some order:
-    ``|raw_i| <= max |d|`` and ``|raw_i - raw_j| <= max d - min d``. n is 3 in a negative
-    contract when anyone may double anyone (every pair can redouble: a non-declarer names a
-    later one, who names them back; the declarer redoubles whoever doubled them), and in
-    every contract for the declarer; a non-declarer of a positive contract, or of any
-    contract under ``doubling_targets: declarer_only``, has one bet, with the declarer.
-    Each seat declares each contract once and plays it three times as a non-declarer, so a
-    game total is at most 4 negative-contract worst cases each, plus the declarer's and 3
-    non-declarer's worst cases of Trumps and Domino; partial totals and raw scores are
-    smaller."""
+    whose point switches have ``values`` (a mapping switch -> int or tuple of ints): each
+    contract's worst case as declarer and three times as a non-declarer
+    (docs/rules.md#how-large-scores-can-get derives it)."""
     return sum(declarer + 3 * other for declarer, other in _hand_bounds(values, anyone))
 
 
-#: The worst game per point of switch value: every switch at +-1 (same signs, anyone may
-#: double anyone). The Domino values' worst case is +1 for the first seat and -1 for the
-#: others, a spread of 2.
+#: The worst game per point of switch value: every switch at +-1 (same signs, anyone may double anyone).
 _GAME_BOUND_PER_POINT = _game_bound(
     {**{name: 1 for name in POINT_SWITCHES}, "no_last_two_points": (1, 1), "domino_scores": (1, -1, -1, -1)},
     anyone=True,
 )
-#: The bound on every point switch's values: the largest power of ten whose worst game
-#: (``_GAME_BOUND_PER_POINT`` = 1160 points per point of switch value) stays within
-#: ``SCORE_LIMIT``: 10 000 (a game of at most 11.6 million points).
+#: The bound on every point switch's values: the largest power of ten whose worst game stays
+#: within ``SCORE_LIMIT`` (10 000).
 POINTS_LIMIT = 10 ** (len(str(SCORE_LIMIT // _GAME_BOUND_PER_POINT)) - 1)
 
 
