@@ -212,7 +212,7 @@ class PimcAgent(Agent):
                     out[i] = (np.array([top]), np.zeros(1))
                     rows.remove(i)
                     instances[i].certain_answers += 1
-                elif not _full_search(observations[i]):
+                elif not any(observations[i][_PHASE_AT + phase] > 0.5 for phase in FULL_SEARCH_PHASES):
                     legal[i] = prior_actions(p, legal[i], lead.cover)
         for i in rows:
             instances[i].searched += 1
@@ -356,11 +356,6 @@ def prior_actions(probs: np.ndarray, legal: np.ndarray, cover: float) -> np.ndar
     order = legal[np.argsort(-probs[legal], kind="stable")]
     k = int(np.searchsorted(np.cumsum(probs[order]), cover - 1e-9)) + 1
     return np.sort(order[: max(k, 2)])
-
-
-def _full_search(observation: np.ndarray) -> bool:
-    """Whether a decision is one the guided search searches in full (``FULL_SEARCH_PHASES``)."""
-    return any(observation[_PHASE_AT + phase] > 0.5 for phase in FULL_SEARCH_PHASES)
 
 
 def rollout_values(

@@ -441,7 +441,8 @@ class BarbuSpielState(pyspiel.State):
         if core.ndealt < DEAL_NODES:
             x = out[0]
             perfect_recall = len(x) == INFO_DIM
-            row = _card_row(core.deal[player])
+            row = np.zeros(NUM_CARDS, dtype=np.float32)
+            row[cards_of(core.deal[player])] = 1.0
             a, b, _ = OFFSETS["hand"]
             x[a:b] = row
             if perfect_recall:
@@ -571,15 +572,6 @@ class BarbuObserver:
                 self._strings.clear()
             text = self._strings[key] = describe(x, at_chance=at_chance)
         return text
-
-
-# ---------------------------------------------------------------------- a card set as a tensor row
-
-
-def _card_row(mask: int) -> np.ndarray:
-    row = np.zeros(NUM_CARDS, dtype=np.float32)
-    row[cards_of(mask)] = 1.0
-    return row
 
 
 pyspiel.register_game(_game_type(utility_of(_STANDARD, "game")[0]), BarbuGame)

@@ -190,8 +190,6 @@ class Rules:
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any]) -> Rules:
         """Rules from a mapping of switches; missing switches take their defaults."""
-        if not isinstance(mapping, Mapping):
-            raise RulesError(f"rules must be a mapping of switches, not {quote(mapping)}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted((k for k in mapping if k not in known), key=repr)  # YAML keys need not be strings
         if unknown:

@@ -109,17 +109,6 @@ __all__ = ["OBSERVATIONS", "VectorBarbu", "rules_params"]
 OBSERVATIONS = {"observation": OBS_DIM, "information_state": INFO_DIM}
 
 
-_SEAT_BITS = np.arange(NUM_PLAYERS)
-
-
-def _doubles(named: np.ndarray, redoubled: np.ndarray) -> np.ndarray:
-    """Per game, the doubling levels [i, j] (0, 1 double, 2 redouble) of the 4-bit named
-    and redoubled sets per seat, int8 [B, 4, 4]."""
-    level = (named[:, :, None] >> _SEAT_BITS) & 1
-    level += (redoubled[:, :, None] >> _SEAT_BITS) & 1
-    return level.astype(np.int8)
-
-
 class VectorBarbu:
     """B Barbu games stepped together (see the module docstring)."""
 
@@ -165,10 +154,6 @@ class VectorBarbu:
     def obs_dim(self) -> int:
         """The width of ``obs``: ``OBS_DIM``, or ``INFO_DIM`` for the information state."""
         return self._obs_dim
-
-    @property
-    def num_actions(self) -> int:
-        return NUM_ACTIONS
 
     # ------------------------------------------------------------------ API
 
@@ -275,12 +260,11 @@ class VectorBarbu:
         ``"doubles"`` int8 [B, 4, 4]: ``[i, j]`` = 1 if seat i doubled seat j in that hand, 2 if
         it redoubled j (named j after j had named it), else 0. Meaningless for a game that
         has not finished a hand."""
-        g = self._ints
+        g, bits = self._ints, np.arange(NUM_PLAYERS)
+        named = (g[:, K.F_REC_NAMED : K.F_REC_NAMED + NUM_PLAYERS, None] >> bits) & 1
+        redoubled = (g[:, K.F_REC_REDOUBLED : K.F_REC_REDOUBLED + NUM_PLAYERS, None] >> bits) & 1
         return {
-            "doubles": _doubles(
-                g[:, K.F_REC_NAMED : K.F_REC_NAMED + NUM_PLAYERS],
-                g[:, K.F_REC_REDOUBLED : K.F_REC_REDOUBLED + NUM_PLAYERS],
-            ),
+            "doubles": (named + redoubled).astype(np.int8),
             "hand": g[:, K.F_REC_HAND].copy(),
             "declarer": g[:, K.F_REC_DECLARER].copy(),
             "contract": g[:, K.F_REC_CONTRACT].copy(),

@@ -35,8 +35,6 @@ play 2♣ is not a choice in the doubling turns
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from ..game import _kernels as K
@@ -74,17 +72,8 @@ def refusal_code(view: TableView, action: int) -> Refusal:
     return Refusal(K.refusal(p.ints, p.cards, K.rules_params(rules), 0, int(action)))
 
 
-def times(n: int) -> str:
-    """``1 -> "once"``, ``2 -> "twice"``, ``3 -> "3 times"``."""
-    return {1: "once", 2: "twice"}.get(n, f"{n} times")
-
-
 def _seat(view: TableView, seat: int) -> str:
     return f"{view.name(seat)} (P{seat})" if seat != view.viewer else "you"
-
-
-def _seats(view: TableView, seats: Sequence[int]) -> str:
-    return " and ".join(_seat(view, p) for p in seats) or "nobody"
 
 
 def _owed(view: TableView, rules: Rules) -> int:
@@ -94,11 +83,6 @@ def _owed(view: TableView, rules: Rules) -> int:
     owed = decode(np.asarray(view.observation, dtype=np.float32))["owed"]
     relative = (view.declarer - view.viewer) % NUM_PLAYERS
     return round(float(owed[0, relative]) * rules.min_declarer_doubles)
-
-
-def _top_trump(view: TableView) -> int:
-    """The highest trump in the current trick, -1 if none."""
-    return max((c for _, c in view.trick if suit_of(c) == view.trump), default=-1)
 
 
 def reason(view: TableView, action: int, code: Refusal | None = None) -> str:
@@ -123,7 +107,7 @@ def reason(view: TableView, action: int, code: Refusal | None = None) -> str:
     if code is Refusal.FOLLOW_SUIT:
         return f"you must follow suit: {SUIT_NAMES[led]} were led and you hold some"
     if code is Refusal.OVERTRUMP:
-        top = _top_trump(view)
+        top = max((c for _, c in view.trick if suit_of(c) == view.trump), default=-1)  # the trick's highest trump
         beat = f"above {card_label(top)}" if top >= 0 else "higher than the trumps in the trick"
         return (
             f"you must overtrump: play a trump ({SUIT_NAMES[view.trump]}) {beat}, since you hold one "
@@ -162,17 +146,18 @@ def reason(view: TableView, action: int, code: Refusal | None = None) -> str:
     declarer = _seat(view, view.declarer)
     if code is Refusal.MUST_DOUBLE_DECLARER:
         n, owed = rules.min_declarer_doubles, _owed(view, rules)
+        times = {1: "once", 2: "twice"}.get(n, f"{n} times")
         left = view.contracts_left[view.declarer].bit_count() + 1
         still = f", and you still owe them {owed} in their {left} hand{'s' * (left > 1)} left" if owed else ""
         return (
             f"you must double the declarer, {declarer}, now: each player must double each declarer at least "
-            f"{times(n)} in their 7 hands (this table's rule min_declarer_doubles){still}"
+            f"{times} in their 7 hands (this table's rule min_declarer_doubles){still}"
         )
     if code is Refusal.DECLARER_REDOUBLES_ONLY:
         doubled_me = [p for p in range(NUM_PLAYERS) if p != view.viewer and view.named[p][view.viewer]]
         return (
             "as declarer you may only redouble players who doubled you "
-            f"({_seats(view, doubled_me) if doubled_me else 'nobody has'} doubled you)"
+            f"({' and '.join(_seat(view, p) for p in doubled_me) or 'nobody has'} doubled you)"
         )
     if code is Refusal.DECLARER_ONLY_CONTRACT:
         return f"in {contract} only the declarer, {declarer}, may be doubled"
@@ -213,4 +198,4 @@ def refusal_text(view: TableView, action: int, code: Refusal | None = None, choi
     return f"{why}; your choices: {choices}"
 
 
-__all__ = ["reason", "refusal_code", "refusal_text", "times"]
+__all__ = ["reason", "refusal_code", "refusal_text"]
