@@ -191,7 +191,9 @@ class Positions:
         (its left, opposite, right). From a position with one row, or one row per row of
         ``hands``. ``check`` verifies that the hands hold exactly the unknown cards, in
         the sizes the observation shows, and none that a seat is known not to hold."""
-        hands = _hand_array(hands)
+        if not (isinstance(hands, np.ndarray) and np.issubdtype(hands.dtype, np.integer) and hands.ndim == 2):
+            hands = [[h if isinstance(h, (int, np.integer)) else sum(1 << int(x) for x in h) for h in r] for r in hands]
+        hands = np.array(hands, dtype=np.uint64).reshape(-1, NUM_PLAYERS - 1)
         n = len(hands)
         if len(self) not in (1, n):
             raise ValueError(f"{len(self)} positions cannot take {n} sets of hidden hands")
@@ -235,13 +237,3 @@ class Positions:
 
 
 _FIELDS = ("ints", "cards", "preset", "observer", "sizes")
-
-
-def _hand_array(hands) -> np.ndarray:
-    """Hidden hands as uint64 [N, 3]: card sets, or lists of card ids."""
-    if isinstance(hands, np.ndarray) and np.issubdtype(hands.dtype, np.integer) and hands.ndim == 2:
-        return hands.astype(np.uint64)
-    out = []
-    for row in hands:
-        out.append([h if isinstance(h, (int, np.integer)) else sum(1 << int(x) for x in h) for h in row])
-    return np.array(out, dtype=np.uint64).reshape(-1, NUM_PLAYERS - 1)

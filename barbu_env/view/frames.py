@@ -116,14 +116,6 @@ def _mini_card(draw: ImageDraw.ImageDraw, x: int, y: int, card: int) -> None:
     draw.text((x + MINI_W / 2, y + MINI_H - 4), SUIT_SYMBOLS[suit_of(card)], fill=colour, font=_font(16), anchor="mb")
 
 
-def _hand_cards(view: TableView, seat: int) -> list[int | None]:
-    """The cards to draw for a seat: its cards by suit (spades first, high to low) when the
-    view shows that hand, else as many backs as it holds."""
-    if seat in view.hands:
-        return [c for suit in hand_suits(view.hands[seat]) for c in suit]
-    return [None] * view.cards_left[seat]
-
-
 def draw_table(
     view: TableView,
     labels: Sequence[str] | None = None,
@@ -194,7 +186,12 @@ def _seat(draw: ImageDraw.ImageDraw, view: TableView, seat: int, place: str, lab
         info += f"   tricks {view.tricks_won[seat]}   points {view.points[seat]:+d}"
     elif view.phase is Phase.DOMINO and seat in view.out_order:
         info += f"   out {view.out_order.index(seat) + 1}."
-    cards = _hand_cards(view, seat)
+    # its cards by suit (spades first, high to low) when the view shows that hand, else as many backs as it holds
+    cards = (
+        [c for suit in hand_suits(view.hands[seat]) for c in suit]
+        if seat in view.hands
+        else [None] * view.cards_left[seat]
+    )
     colour = TO_ACT if seat == view.to_act else TEXT
     font, small = _font(15, bold=True), _font(13)
     if place in ("bottom", "top"):
