@@ -101,7 +101,7 @@ def play_job(
                 "deal_set": set_index,
                 "seating": rotation,
                 "game": game_index,
-                "specs": [job.specs[w] for w in who],
+                "specs": [str(job.specs[w]) for w in who],
                 "agent_seeds": seeds,
             }
             records.append((game_index, GameRecord.from_state(state, [job.labels[w] for w in who], metadata)))

@@ -512,9 +512,9 @@ class BarbuState:
         legal = self._legal
         if legal is None:
             legal = self._refresh()
-        if type(action) is not int or not 0 <= action < NUM_ACTIONS:  # not isinstance: a bool is not an action
-            action = action_id(action)
-        if not (legal >> action) & 1:
+        if type(action) is not int:  # not isinstance: a bool is not an action
+            action = _as_action(action)
+        if action < 0 or not (legal >> action) & 1:
             raise IllegalActionError(self._illegal_message(action, legal))
         self.history.append(action)
         status, cur, lo, hi = K.game_step(
@@ -538,7 +538,8 @@ class BarbuState:
         return self._hand_result()
 
     def _illegal_message(self, action: int, legal: int) -> str:
-        what = f"{action} ({action_text(action)})"
+        # Only ids 0..84 have a text (action_text reads a negative id as an offset).
+        what = f"{action} ({action_text(action)})" if 0 <= action < NUM_ACTIONS else repr(action)
         if self.is_terminal:
             return f"illegal action {what}: the game is over"
         options = ", ".join(f"{a} ({action_text(a)})" for a in actions_of(legal))
@@ -610,6 +611,13 @@ def hand_result(g: np.ndarray, cards: np.ndarray) -> HandResult:
         tricks=tuple(g[K.F_REC_WON : K.F_REC_WON + NUM_PLAYERS].tolist()),
         out_order=tuple(g[K.F_REC_OUT : K.F_REC_OUT + g[K.F_REC_NOUT]].tolist()),
     )
+
+
+def _as_action(action) -> int:
+    """numpy integers and other index-like values as a plain int."""
+    if isinstance(action, bool) or not hasattr(action, "__index__"):
+        raise IllegalActionError(f"an action is an int 0..{NUM_ACTIONS - 1}, not {quote(action)}")
+    return action.__index__()
 
 
 def _levels(named: Sequence[int]) -> list[list[int]]:
