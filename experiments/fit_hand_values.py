@@ -39,7 +39,6 @@ import numpy as np
 from barbu_env.agents import _heuristic_kernels as HK
 from barbu_env.agents import heuristic as H
 from barbu_env.agents import make_agent
-from barbu_env.envs.encoder import ObservationEncoder
 from barbu_env.game.actions import DECLARE_OFFSET, mask_array
 from barbu_env.game.constants import CONTRACT_NAMES, Phase
 from barbu_env.game.engine import BarbuState
@@ -60,7 +59,6 @@ def play(num_games: int, rules: Rules, seed: int) -> tuple[list, list]:
     """Rows (contract, features, raw score) for the heuristic's hands, and rows (contract,
     features, own raw score - declarer's) for the hands it did not declare."""
     rng = np.random.default_rng(seed)
-    encoder = ObservationEncoder()
     fp = H.kernel_params(rules)[1]
     raw_rows, vs_rows = [], []
     for g in range(num_games):
@@ -75,7 +73,7 @@ def play(num_games: int, rules: Rules, seed: int) -> tuple[list, list]:
                 legal = [a for a in state.legal_actions() if DECLARE_OFFSET <= a < DECLARE_OFFSET + HK.NUM_CONTRACTS]
                 action = int(rng.choice(legal))
             else:
-                obs = {"observation": encoder.observe(state, seat), "action_mask": mask_array(state.legal_mask())}
+                obs = {"observation": state.observe(seat), "action_mask": mask_array(state.legal_mask())}
                 action = agents[seat].act(obs, f"player_{seat}")
             result = state.apply_action(action)
             if result is None:

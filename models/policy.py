@@ -8,7 +8,7 @@ public fields. Each card row gets its own linear encoder
 and the small fields feed a shared MLP trunk, then one 85-way policy head and a value
 head. With ``state_dim > 0`` the critic is a network of its own over a privileged view
 (training only; acting never needs it): the observation followed by the other three
-players' hands (``ObservationEncoder.privileged``), its card rows (the observation's 18
+players' hands (``VectorBarbu.other_hands``), its card rows (the observation's 18
 and the 3 hidden hands) encoded the same way. Seeing the hidden cards, it predicts a
 hand's outcome far better, which lowers the variance of the advantages.
 

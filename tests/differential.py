@@ -175,8 +175,6 @@ def compare_states(p: ProductState, o: OracleState, where: str, *, whole: bool =
     assert p.legal_mask() == o.legal_mask(), f"{where}: legal_mask {p.legal_mask():#x}, oracle {o.legal_mask():#x}"
     assert plain(p.legal_actions(), where) == o.legal_actions(), f"{where}: legal_actions {p.legal_actions()}"
     assert plain(p.levels(), where) == o.levels(), f"{where}: levels {p.levels()}, oracle {o.levels()}"
-    for d in range(NUM_PLAYERS):
-        assert p.hands_left(d) == o.hands_left(d), f"{where}: hands_left({d}) {p.hands_left(d)}"
 
 
 def check_illegal(p: ProductState, o: OracleState, rng: np.random.Generator, where: str) -> None:

@@ -291,8 +291,6 @@ def test_bad_arguments_fail_at_construction():
     ):
         with pytest.raises((ValueError, KeyError)):
             BarbuGymVectorEnv(2, **kwargs)
-    with pytest.raises(ValueError):
-        BarbuGymVectorEnv(0)
 
 
 def test_the_benchmark_measures_every_subject():

@@ -6,7 +6,6 @@ import pytest
 
 from barbu_env.agents import make_agent
 from barbu_env.agents.heuristic import HeuristicAgent
-from barbu_env.envs.encoder import ObservationEncoder
 from barbu_env.game.actions import mask_array
 from barbu_env.game.cards import card_from_text, parse_hand
 from barbu_env.game.engine import BarbuState, Contract, Phase
@@ -15,9 +14,9 @@ from barbu_env.game.rules import load_rules, preset_names
 DECLARE, TRUMP, RANK, NOBODY = 52, 59, 63, 76
 
 
-def observe(state: BarbuState, enc: ObservationEncoder) -> dict:
+def observe(state: BarbuState) -> dict:
     seat = state.current_player
-    return {"observation": enc.observe(state, seat), "action_mask": mask_array(state.legal_mask())}
+    return {"observation": state.observe(seat), "action_mask": mask_array(state.legal_mask())}
 
 
 def play_game(lineup, rules="standard", seed=0, deals=None, first_declarer=None):
@@ -28,11 +27,10 @@ def play_game(lineup, rules="standard", seed=0, deals=None, first_declarer=None)
         for i, name in enumerate(lineup)
     ]
     state = BarbuState.new_game(rules, np.random.default_rng(seed), first_declarer=first_declarer, deals=deals)
-    enc = ObservationEncoder()
     taken = []
     while not state.is_terminal:
         seat = state.current_player
-        obs = observe(state, enc)
+        obs = observe(state)
         action = agents[seat].act(obs, f"player_{seat}")
         assert isinstance(action, int)
         assert obs["action_mask"][action] == 1, f"illegal action {action} by {lineup[seat]} at seat {seat}"
@@ -69,7 +67,7 @@ def test_deterministic_for_a_seed():
     assert a == b
     # The same observation always gets the same answer, whatever was asked before.
     state = BarbuState.new_game(rng=np.random.default_rng(5), first_declarer=0)
-    obs = observe(state, ObservationEncoder())
+    obs = observe(state)
     fresh, used = HeuristicAgent(seed=1), HeuristicAgent(seed=1)
     play_game(["heuristic"] * 4, seed=9)  # unrelated work in between
     assert fresh.act(obs) == used.act(obs) == used.act(obs)
@@ -101,7 +99,7 @@ def start(hands, contract: int, *, trump=None, rank=None, plays=()) -> BarbuStat
 
 
 def heuristic_action(state: BarbuState) -> int:
-    return HeuristicAgent().act(observe(state, ObservationEncoder()))
+    return HeuristicAgent().act(observe(state))
 
 
 HANDS = deal(
@@ -171,10 +169,10 @@ def test_declares_trumps_in_its_long_strong_suit():
         "3S 2S TC JC QC TD JD QD KD JH QH KH AH",
     )
     state = BarbuState.new_game(rng=np.random.default_rng(0), first_declarer=0, deals=[hands])
-    agent, enc = HeuristicAgent(), ObservationEncoder()
-    assert agent.act(observe(state, enc)) == DECLARE + Contract.TRUMPS
+    agent = HeuristicAgent()
+    assert agent.act(observe(state)) == DECLARE + Contract.TRUMPS
     state.apply_action(DECLARE + Contract.TRUMPS)
-    assert agent.act(observe(state, enc)) == TRUMP + 3  # spades
+    assert agent.act(observe(state)) == TRUMP + 3  # spades
 
 
 def test_domino_opens_its_own_run_rather_than_a_suit_for_others():

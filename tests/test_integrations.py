@@ -24,7 +24,6 @@ from tiny_runs import tiny_maskable_ppo
 import barbu_env
 from barbu_env.agents import make_agent
 from barbu_env.cli.main import main as barbu
-from barbu_env.envs.encoder import ObservationEncoder
 from barbu_env.envs.gym_env import BarbuGymEnv
 from barbu_env.game.actions import AGENTS, mask_array
 from barbu_env.game.cards import cards_of
@@ -95,7 +94,7 @@ def test_observations_and_masks_are_the_aec_envs_for_the_learners_seat():
         mask = mask_array(game.legal_mask())
         np.testing.assert_array_equal(env.action_masks(), mask.astype(bool))
         np.testing.assert_array_equal(info["action_mask"], mask)
-        np.testing.assert_array_equal(obs, ObservationEncoder().observe(game, 1))  # a fresh encoder agrees
+        np.testing.assert_array_equal(obs, game.observe(1))
         obs, _, done, _, info = env.step(int(rng.choice(np.flatnonzero(mask))))
         decisions += 1
         if done:

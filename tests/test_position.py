@@ -115,12 +115,6 @@ def test_hidden_hands_that_do_not_fit_the_observation_are_refused():
         p.with_hidden([[right[0] ^ lowest, right[1] | lowest | game.hands[0], right[2]]])
     with pytest.raises(ValueError, match="observation is float"):
         Positions.from_observation(np.zeros(OBS_DIM - 1))
-    over = barbu_env.env()
-    over.reset(seed=5)
-    while over.unwrapped.game.hand_number < NUM_HANDS:
-        over.step(int(np.flatnonzero(over.observe(over.agent_selection)["action_mask"])[0]))
-    with pytest.raises(ValueError, match="game is over"):
-        Positions.from_observation(over.observe("player_0")["observation"])
 
 
 def _random_play(state, rng, steps: int) -> None:

@@ -11,27 +11,18 @@ observation and guesses, for each card, which of the three other seats holds it
 (``docs/belief.md`` has its training and calibration).
 
 The network's guesses are not consistent by themselves; the exact constraints are applied
-after it, here, without torch:
+after it, here, without torch (docs/belief.md, "How"):
 
 1. Each unseen card's *allowed* seats are the other seats that could hold it in some
-   consistent deal: not excluded, and not ruled out by the counting (a seat with three
-   cards left that may hold only three of the unseen cards must hold those three). The
-   allowed cells are exactly those with a nonzero uniform marginal, computed by the dynamic
-   program below; a position with no consistent deal (sizes that do not add up to the
-   unseen cards, a card every seat is excluded from, counts that cannot be met) raises
-   ``ValueError``.
+   consistent deal (not excluded, and not ruled out by the counting): exactly the cells
+   with a nonzero uniform marginal, computed by the dynamic program below. A position with
+   no consistent deal raises ``ValueError``.
 2. The network's logits are a correction to the logarithms of those uniform marginals
-   (clipped to ``CLIP`` nats either way; a model whose output is not finite is refused):
-   from the softmax of their sum (0 on the cells not allowed; a network that outputs zeros
-   gives the uniform marginals exactly), iterative proportional fitting (Sinkhorn's
-   algorithm) rescales rows and columns in turn until every card's row sums to 1 and every
-   seat's column sums to its number of unseen cards, to ``TOLERANCE`` (largest row or
-   column error). Fitting on the exact support makes the fit converge geometrically (a
-   strictly positive point of the support, the uniform marginals, satisfies both sums); the
-   result is the matrix with those sums closest to the softmax in relative entropy. The rate
-   can still be slow for a model near-certain of nearly every card: if ``MAX_SINKHORN``
-   passes do not reach the tolerance, the softmax is mixed with the uniform marginals
-   (``MIXES``: 1%, then 10%, 50%, all) and fitted again.
+   (clipped to ``CLIP`` nats either way; a model whose output is not finite is refused).
+   From the softmax of their sum (0 on the cells not allowed), Sinkhorn's iterative
+   proportional fitting scales rows to 1 and columns to the seats' numbers of unseen cards,
+   to ``TOLERANCE``; if ``MAX_SINKHORN`` passes do not reach it, the softmax is mixed with
+   the uniform marginals (``MIXES``) and fitted again.
 
 ``probabilities(observation, model=None, seat=0)``: float64 [52, 4] by **absolute** seat, the
 observer at ``seat`` (an observation is relative to its observer and does not say where
@@ -53,27 +44,21 @@ search such as ``barbu_env.agents.pimc`` can use either).
 Sampling method. A deal is drawn exactly from the distribution over consistent deals with
 probability proportional to ``prod_c w[c, owner(c)]`` (``w`` zero off the allowed cells), by a
 dynamic program over the unseen cards, one at a time, and the rooms left in seats 1 and 2
-(the third implied), as ``worlds`` does by card types with exact counts::
+(the third implied)::
 
     B[j][a, b] = sum over deals of cards j .. m-1 into rooms a, b, (m - j - a - b)
                  of the product of their weights;    B[m][0, 0] = 1,
     B[j][a, b] = w[j, 1] B[j+1][a-1, b] + w[j, 2] B[j+1][a, b-1] + w[j, 3] B[j+1][a, b].
 
-Rooms never exceed 13, so each level is a 14 x 14 float64 table, scaled by its largest
-entry (the ratios drawn from are unchanged; the products of many small weights would
-otherwise underflow). Card j goes to seat k with probability ``w[j, k] B[j+1][rooms less
-one in k] / B[j][rooms]``, which telescopes to the product form. A forward table of the same
-shape gives every card's exact marginal under ``w`` (forward-backward). With ``w = 1`` on the
-allowed cells the distribution is exactly ``worlds.sample_worlds``' uniform one (and its
-marginals are ``probabilities(..., model="uniform")``). For a model the weights are fitted
-so that the deals' marginals match the model's probabilities ``p``: from ``w = p`` (the
-constrained probabilities), ``FIT_PASSES`` passes of ``w <- w * (p / marginal(w)) ** step``
-on the exact marginals, a pass kept only if it shrinks the total gap ``sum |marginal - p|``
-(else the step is halved; a kept one doubles it, up to 1). The plain step (1, iterative
-proportional fitting) can overshoot and oscillate: three cards dealt one to each seat, a
-permanent, is enough. The fit therefore never ends worse than where it started, but need
-not reach ``p``: ``docs/belief.md`` measures the gap left. Every kernel is numba
-(``njit(cache=True)``), compiled on first use.
+Each level is a 14 x 14 float64 table scaled by its largest entry; card j goes to seat k
+with probability ``w[j, k] B[j+1][rooms less one in k] / B[j][rooms]``, and a forward table
+gives every card's exact marginal. With ``w = 1`` on the allowed cells the distribution is
+``worlds.sample_worlds``' uniform one. For a model the weights start at its probabilities
+``p`` and take ``FIT_PASSES`` passes of ``w <- w * (p / marginal(w)) ** step``, a pass kept
+only if it shrinks the total gap ``sum |marginal - p|`` (else the step is halved; a kept
+one doubles it, up to 1): the fit never ends worse than where it started, but need not
+reach ``p`` (``docs/belief.md`` measures the gap left). Every kernel is numba, compiled on
+first use.
 """
 
 from __future__ import annotations
@@ -485,25 +470,14 @@ class Sampler:
 
 def samplers(observations: np.ndarray, model: Any = None, passes: int = FIT_PASSES) -> list[Sampler]:
     """One ``Sampler`` per observation (float [k, 1132]), the network asked once for all of
-    them. ValueError, naming the row, if an observation has no consistent deal."""
+    them. ValueError if an observation has no consistent deal."""
     observations = np.asarray(observations, dtype=np.float32).reshape(-1, OBS_DIM)
     if not len(observations):
         return []
     model = _model(model)
-    hidden = []
-    for i, obs in enumerate(observations):
-        try:
-            hidden.append(_Hidden(obs))
-        except ValueError as e:
-            raise ValueError(f"observation {i}: {e}") from None
+    hidden = [_Hidden(obs) for obs in observations]
     logits = [None] * len(hidden) if _is_uniform(model) else _logits(model, observations)
-    out = []
-    for i, (h, row) in enumerate(zip(hidden, logits)):
-        try:
-            out.append(Sampler._of(h, model, passes, row))
-        except ValueError as e:
-            raise ValueError(f"observation {i}: {e}") from None
-    return out
+    return [Sampler._of(h, model, passes, row) for h, row in zip(hidden, logits)]
 
 
 def sample_deals(

@@ -1,48 +1,26 @@
-"""``openspiel-ismcts``: OpenSpiel's Information Set MCTS bot as a barbu agent, an
-external baseline that no one here wrote.
+"""``openspiel-ismcts``: OpenSpiel's Information Set MCTS bot (``open_spiel.python.algorithms.
+ismcts.ISMCTSBot``, Cowling, Powley and Whitehouse 2011) as a barbu agent, an external
+baseline that no one here wrote. docs/agents.md has how it searches, and where its
+defaults come from.
 
-At each decision with more than one legal action, the agent
-
-1. rebuilds the position its observation shows (``barbu_env.game.position.Positions.
-   from_observation``; it never sees the environment), fills the three hidden hands with
-   one world drawn uniformly among those consistent with everything public
-   (``barbu_env.game.worlds.sample_worlds``: any consistent world will do, as the bot
-   resamples),
-2. makes it an engine game that ends with the current hand (``BarbuState.from_position(
-   ..., episode="hand")``) and a state of the pyspiel game ``python_barbu`` with
-   ``episode=hand`` continuing from it (``barbu_env.envs.openspiel.state_from_engine``),
-3. asks OpenSpiel's ``ISMCTSBot`` (``open_spiel.python.algorithms.ismcts``, Cowling,
-   Powley and Whitehouse 2011) for its action: each of ``simulations`` simulations
-   redeals the hidden cards through the state's ``resample_from_infostate`` (uniform
-   among the consistent deals), walks the tree of information states by UCT (``uct_c``)
-   and, at a new node, plays ``rollouts`` uniformly random playouts
-   (``open_spiel.python.algorithms.mcts.RandomRolloutEvaluator``); the action is the
-   most visited one (ties drawn at random).
-
-The horizon is the end of the current hand, as for ``pimc``'s rollouts: a simulation's
-value is the hand's settled score for the player (the return of an ``episode=hand``
-game), so the agent never weighs what a contract spent now would have been worth later.
-Forced decisions (one legal action) are taken without search. What it does not know is
-what the observation does not show: the order in which the hand's earlier cards fell,
-and the hand's earlier declaration and doubling sequence beyond their result (the
-rebuilt position starts a fresh history, so its information state holds what the
-observation holds, and the bot's tree starts from it).
+At each decision with more than one legal action, the agent rebuilds the position its
+observation shows (``Positions.from_observation``; it never sees the environment), fills
+the three hidden hands with one world drawn uniformly among the consistent ones
+(``barbu_env.game.worlds.sample_worlds``; the bot redeals them at every simulation through
+``resample_from_infostate``), makes it a state of the pyspiel game ``python_barbu`` with
+``episode=hand`` (``BarbuState.from_position(..., episode="hand")``,
+``barbu_env.envs.openspiel.state_from_engine``) and answers with the bot's most visited
+action. A simulation is worth the hand's settled score for the player: the horizon is the
+end of the current hand, as for ``pimc``'s rollouts. Forced decisions (one legal action)
+are taken without search.
 
 Parameters (``make_agent("openspiel-ismcts", simulations=200)`` or
 ``"openspiel-ismcts:simulations=200,uct_c=40"`` on the command line): ``simulations``
-per decision (default 1000), ``uct_c`` the UCT exploration constant (default 2.0),
-``rollouts`` random playouts per new node (default 1), ``seed``. OpenSpiel's
-``ISMCTSBot`` has no default for the first two; the defaults are those of OpenSpiel's
-command-line MCTS example (``open_spiel/python/examples/mcts.py``: ``--uct_c 2``,
-``--max_simulations 1000``, ``--rollout_count 1``), the rollout count also
-``RandomRolloutEvaluator``'s own default; everything else is ``ISMCTSBot``'s constructor
-default (unlimited world samples, the most visited action, information-state keys).
-``uct_c`` is on the scale of the returns: Barbu's hand scores run to tens and hundreds
-of points, so 2.0 explores little (see ``docs/agents.md``). It is deterministic for a
-seed.
+per decision (default 1000), ``uct_c`` the UCT exploration constant (default 2.0, on the
+scale of the hand's scores: it explores little), ``rollouts`` random playouts per new
+node (default 1), ``seed``. It is deterministic for a seed.
 
-It needs OpenSpiel, the ``openspiel`` extra (``pip install -c constraints.txt -e
-".[openspiel]"`` in barbu's clone); without it, making the agent raises
+It needs the ``openspiel`` extra; without it, making the agent raises
 ``barbu_env.util.extras.MissingExtraError`` with the one line to act on. Importing this module
 (``import barbu_env``, the registry) does not import ``pyspiel``.
 """

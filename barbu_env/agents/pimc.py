@@ -1,34 +1,20 @@
-"""``pimc``: Perfect-Information Monte Carlo search on the batched engine.
+"""``pimc``: Perfect-Information Monte Carlo search on the batched engine (docs/agents.md).
 
-At each decision with more than one legal action, the agent
+At each decision with more than one legal action, the agent rebuilds the position its
+observation shows (``Positions.from_observation``; it never sees the environment), samples
+``worlds`` deals of the hidden cards, uniformly among those consistent with everything
+public (``barbu_env.game.worlds``) or, with ``worlds_from=belief``, in proportion to the
+belief network's guess (``barbu_env.agents.belief``), plays every legal action in every
+world and then the rest of the hand with the rollout policy at all four seats (all worlds
+x actions of all the games it decides stepping together in one ``VectorBarbu``), and takes
+the action with the best mean settled score of the hand for itself (the same worlds for
+every action; ties go to the lowest action id). Every kind of decision is searched so. A
+rollout ends with the hand, so a contract is valued by its result on this hand less what
+it scores on an average hand (``baseline``, measured once per rules and rollout policy by
+the same rollouts over random deals).
 
-1. rebuilds the position its observation shows (``barbu_env.game.position.Positions.
-   from_observation``; it never sees the environment),
-2. samples ``worlds`` deals of the hidden cards, uniformly among those consistent with
-   everything public: cards played, hand sizes, and what the rules made each play
-   reveal (the observation's ``excluded`` rows; ``barbu_env.game.worlds``), or, with
-   ``worlds_from=belief``, in proportion to the belief network's guess of where the cards
-   are from how the others have played (``barbu_env.agents.belief``; the same exact
-   constraints),
-3. plays every legal action in every world and then the rest of the hand with the
-   rollout policy (``heuristic`` by default: any agent, asked in batches) for all four
-   seats, all worlds x actions of all the games it decides at once stepping together in
-   one ``VectorBarbu``, one kernel call per step,
-4. takes the action with the best mean settled score of the hand for itself (the same
-   worlds for every action; ties go to the lowest action id).
-
-Every kind of decision is searched the same way: the contract (the whole hand played out
-under each contract still available), the trump suit, the Domino starting rank, each
-doubling option, each card and the Domino pass. A rollout ends with the hand, so when
-choosing a contract the agent compares each contract's result on this hand with what
-that contract scores on an average hand (``baseline``, measured once per rules and
-rollout policy by the same rollouts over random deals): a contract is worth declaring
-now when this hand suits it better than the hands still to come are likely to.
-
-What PIMC does not do: it assumes the other players play like its rollout policy and
-that it will itself know every hidden card from the next decision on (strategy fusion:
-it cannot plan to find out, or to hide, information), and, sampling uniformly, it reads
-nothing into how the others declared, doubled or played (the belief network does). It is
+What PIMC does not do (it assumes the others play like its rollout policy, and that it
+will know every hidden card from its next decision on): docs/agents.md. It is
 deterministic for a seed (without ``time_limit``).
 
 Parameters (``make_agent("pimc", worlds=32)`` or ``"pimc:worlds=32,rollout=random"`` on
@@ -79,16 +65,13 @@ from .base import Agent
 from .belief import SHIPPED, UNIFORM, load_model, samplers
 from .registry import agent_takes, make_agent, register
 
-#: Worlds per decision by default: the strength and speed table in the README (8, 16, 32, 64
-#: worlds against three heuristics) chose it; 400 duplicate games with one pimc seat take
-#: minutes on two cores.
+#: Worlds per decision by default (the README's strength and speed table chose it).
 DEFAULT_WORLDS = 32
 #: Slots stepped together at most: larger searches are played in several batches.
 MAX_SLOTS = 8192
 #: Worlds per round when a time limit applies.
 ROUND_WORLDS = 8
-#: Rollout games held at once by a search (about 4.4 KB each): a round with more worlds x
-#: actions is played in parts (the defaults, 32 worlds, fit one part up to 150 games' decisions).
+#: Rollout games held at once by a search: a round with more worlds x actions is played in parts.
 ROUND_SLOTS = 65_536
 #: Random deals per contract for the contract baselines, and their seed.
 BASELINE_DEALS = 512
@@ -226,7 +209,7 @@ class PimcAgent(Agent):
                     out[i] = (np.array([top]), np.zeros(1))
                     rows.remove(i)
                     instances[i].certain_answers += 1
-                elif not _full_search(observations[i]):
+                elif not any(observations[i][_PHASE_AT + phase] > 0.5 for phase in FULL_SEARCH_PHASES):
                     legal[i] = prior_actions(p, legal[i], lead.cover)
         for i in rows:
             instances[i].searched += 1
@@ -370,11 +353,6 @@ def prior_actions(probs: np.ndarray, legal: np.ndarray, cover: float) -> np.ndar
     order = legal[np.argsort(-probs[legal], kind="stable")]
     k = int(np.searchsorted(np.cumsum(probs[order]), cover - 1e-9)) + 1
     return np.sort(order[: max(k, 2)])
-
-
-def _full_search(observation: np.ndarray) -> bool:
-    """Whether a decision is one the guided search searches in full (``FULL_SEARCH_PHASES``)."""
-    return any(observation[_PHASE_AT + phase] > 0.5 for phase in FULL_SEARCH_PHASES)
 
 
 def rollout_values(

@@ -10,12 +10,7 @@ from .base import Agent
 from .registry import register
 
 
-def _kth_legal(masks: np.ndarray, picks: np.ndarray) -> np.ndarray:
-    """The ``picks[i]``-th legal action (0-based) of each row of ``masks``: the first
-    column where the running count of legal actions passes it."""
-    return (np.cumsum(np.asarray(masks) > 0, axis=1) > picks[:, None]).argmax(axis=1).astype(np.int64)
-
-
+@register("random")
 class RandomAgent(Agent):
     """Uniform over the legal actions; deterministic for a seed.
 
@@ -44,9 +39,5 @@ class RandomAgent(Agent):
             picks = np.array([agent.rng.integers(n) for agent, n in zip(instances, counts.tolist())], dtype=np.int64)
         else:  # numpy draws an array of bounds exactly as it draws them one call at a time (a test checks it)
             picks = self.rng.integers(counts) if len(counts) else np.zeros(0, dtype=np.int64)
-        return _kth_legal(masks, picks)
-
-
-@register("random")
-def make_random(seed: int = 0, **_: object) -> RandomAgent:
-    return RandomAgent(seed)
+        # the picks[i]-th legal action of row i: the first column where the running count of legal actions passes it
+        return (np.cumsum(np.asarray(masks) > 0, axis=1) > picks[:, None]).argmax(axis=1).astype(np.int64)

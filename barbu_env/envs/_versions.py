@@ -38,11 +38,8 @@ def old_pettingzoo_module(name: str):
     """The stand-in PettingZoo's ``deprecated_handler`` gives for an old ``barbu_vN``
     (``DeprecatedModule``, its functions raising ``DeprecatedEnv`` with ``deprecation_message``'s
     message), or None if ``name`` is not an old version's name."""
-    prefix = "barbu_v"
-    if not name.startswith(prefix) or not name[len(prefix) :].isdigit():
-        return None
-    version = int(name[len(prefix) :])
-    if version not in CHANGES:
+    version = {f"barbu_v{v}": v for v in CHANGES}.get(name)
+    if version is None:
         return None
     from pettingzoo.utils.deprecated_module import DeprecatedEnv, DeprecatedModule
 

@@ -445,9 +445,6 @@ class raw_env(AECEnv):
             return None
         return text
 
-    def close(self) -> None:
-        pass
-
 
 __all__ = [
     "ILLEGAL_ACTION_MODES",

@@ -143,6 +143,12 @@ def check_reset_options(options: dict, allowed: Sequence[str] = RESET_OPTIONS) -
         raise ValueError(f"unknown reset option(s) {unknown}: the options are {list(allowed)}")
 
 
+def check_seat_option(options: dict) -> None:
+    """Refuse an ``options["seat"]`` that is not a seat 0-3."""
+    if "seat" in options and (isinstance(options["seat"], bool) or options["seat"] not in range(NUM_PLAYERS)):
+        raise ValueError(f"options['seat'] must be 0-3, not {quote(options['seat'])}")
+
+
 def action_id(action: Any) -> int:
     """``action`` as an action id of ``Discrete(85)``: a whole number 0..84 (a Python or
     numpy number); one outside the space is a ValueError naming it, whatever
@@ -202,25 +208,11 @@ class BarbuGymEnv(gymnasium.Env):
         options = options or {}
         check_reset_options(options)  # before anything changes
         super().reset(seed=seed)
-        rng = self.np_random
-        if "seat" in options:
-            self.seat = int(options["seat"])
-            if self.seat not in range(NUM_PLAYERS):
-                raise ValueError(f"options['seat'] must be 0-3, not {quote(options['seat'])}")
-        elif self.seat_option == "rotate":
-            if seed is not None:
-                self._next_seat = int(rng.integers(NUM_PLAYERS))
-            self.seat = self._next_seat
-            self._next_seat = (self.seat + 1) % NUM_PLAYERS
-        self._opponents = self._make_opponents([int(s) for s in rng.integers(2**31, size=NUM_PLAYERS - 1)])
-        self._seated = seated(self._opponents, self.seat)  # by absolute seat, None at the learner's
-        self.game = BarbuState.new_game(
-            self.rules,
-            np.random.default_rng(int(rng.integers(2**63))),
-            first_declarer=options.get("first_declarer"),
-            deals=options.get("deals"),
-            episode=self.episode,
+        check_seat_option(options)
+        self.seat, self._next_seat, self._opponents, self.game = self._draw_game(
+            self.np_random, self.seat, self._next_seat, seed is not None, options
         )
+        self._seated = seated(self._opponents, self.seat)  # by absolute seat, None at the learner's
         self._credit.reset()
         results = self._advance()
         self._credit.take(0, self.seat)  # scores before the learner's first decision belong to none of its decisions
@@ -265,6 +257,26 @@ class BarbuGymEnv(gymnasium.Env):
         return render_state(self.game, viewer=self.seat)
 
     # ------------------------------------------------------------------ internals
+
+    def _draw_game(
+        self, rng: np.random.Generator, seat: int, next_seat: int, fresh: bool, options: dict
+    ) -> tuple[int, int, list[Agent], BarbuState]:
+        """The next game drawn from ``rng`` (``fresh``: after a seeded reset): the learner's
+        seat, the next seat of the rotation, the opponents and the game."""
+        if "seat" in options:
+            seat = int(options["seat"])
+        elif self.seat_option == "rotate":
+            next_seat = int(rng.integers(NUM_PLAYERS)) if fresh else next_seat
+            seat, next_seat = next_seat, (next_seat + 1) % NUM_PLAYERS
+        opponents = self._make_opponents([int(s) for s in rng.integers(2**31, size=NUM_PLAYERS - 1)])
+        game = BarbuState.new_game(
+            self.rules,
+            np.random.default_rng(int(rng.integers(2**63))),
+            first_declarer=options.get("first_declarer"),
+            deals=options.get("deals"),
+            episode=self.episode,
+        )
+        return seat, next_seat, opponents, game
 
     def _make_opponents(self, seeds: list[int]) -> list[Agent]:
         return [

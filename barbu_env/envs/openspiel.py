@@ -5,50 +5,29 @@
 >>> game.num_players(), game.num_distinct_actions(), game.get_type().utility.name
 (4, 85, 'ZERO_SUM')
 
-Design decisions (docs/openspiel.md has the whole page):
+What it is (docs/openspiel.md has the whole page):
 
-* One engine. A state wraps a ``barbu_env.game.engine.BarbuState`` (``state.barbu``) and steps
-  it with the engine's own ``apply_action``: the same numba kernels as every environment.
-  Action ids are the engine's 85 (0-51 cards, 52-58 contracts, 59-62 trumps, 63-75
-  Domino ranks, 76-83 doubling turns, 84 pass). ``apply_action`` takes an integer (a
-  Python or numpy integer, a 0-d integer array); anything else (a bool, a float, a
-  string, an array of shape (1,)) or one outside 0..84 is ``IllegalActionError`` (a
-  ``ValueError``) naming it, as is an illegal action; an impossible chance outcome is a
+* One engine: a state wraps a ``BarbuState`` (``state.barbu``, None while a hand is being
+  dealt) and steps it with the engine's ``apply_action``; the action ids are the engine's
+  85. An action that is not an integer of 0..84, or an illegal one, is
+  ``IllegalActionError`` (a ``ValueError``) naming it; an impossible chance outcome is a
   ``ValueError``.
-* Explicit chance, card by card. The first node draws the first declarer (outcomes 0-3,
+* Explicit chance, card by card: the first node draws the first declarer (outcomes 0-3,
   1/4 each); every hand then starts with 52 chance nodes, the k-th dealing a card (the
-  outcome is its id, uniform over the cards not yet dealt) to seat ``k % 4``. Algorithms
-  that walk or sample chance see the real distribution; a hand's deal reaches the engine
-  with ``BarbuState.deal_hand`` once its 52 cards are out. ``state.barbu`` is None while
-  a hand is being dealt.
-* Parameters: ``rules`` (a preset name), ``episode`` ("game", "round", "hand") and every
-  ``Rules`` switch, the tuples as ``;``-separated integers (``no_last_two_points=-15;-15``).
-  OpenSpiel hands a Python game every parameter, the unset ones at their declared
-  defaults, so a switch cannot say whether it was given: a switch at its standard value
-  takes the preset's value, any other value overrides the preset. ``str(game)`` lists the
-  rules in force, switch by switch, and loads the same game.
-* Parameter ``rewards``: "hand" (the default) or "terminal".
-  "hand": the reward model is REWARDS: a hand's settled scores (the PettingZoo
-  environment's rewards) from the decision that ends it until the next decision (through
-  the chance steps that deal the next hand, as OpenSpiel's tools read rewards at
-  decisions); returns are their sum since the state began.
-  "terminal": the reward model is TERMINAL (each game instance's ``get_type()`` says so,
-  as its utility follows the parameters; OpenSpiel's MCTS bot requires it):
-  ``rewards()`` and ``returns()`` are zeros until the episode ends, then both are the
-  episode's total scores. Utility: ``utility_of``.
-* Tensors from ``make_py_observer`` (what ``open_spiel.python.observation.make_observation``
-  returns): perfect_recall=False is the observation (``BarbuState.observe``,
-  ``observation.OBS_DIM``), perfect_recall=True the information state
-  (``BarbuState.information_state``, ``observation.INFO_DIM``), written by the kernels
-  into the observer's one ``tensor`` in place at each ``set_from``. Strings are written
-  from the decoded tensor (``barbu_env.envs.tensor_text.describe``). At a dealing node the
-  player sees the hand about to be played as at its first decision, holding only the
-  cards dealt to it so far; before the first declarer is drawn the tensor is zeros.
+  outcome is its id, uniform over the cards not yet dealt) to seat ``k % 4``.
+* Parameters: ``rules`` (a preset name), ``episode`` ("game", "round", "hand"),
+  ``rewards`` ("hand": REWARDS, each hand's settled scores as it ends; "terminal":
+  TERMINAL, the episode's total at its end, as OpenSpiel's MCTS bot requires) and every
+  ``Rules`` switch, the tuples as ``;``-separated integers (``no_last_two_points=-15;-15``);
+  a switch at its standard value takes the preset's value, any other value overrides it.
+  ``str(game)`` loads the same game. Utility: ``utility_of``.
+* Tensors from ``make_py_observer``: perfect_recall=False is the observation
+  (``observation.OBS_DIM``), True the information state (``observation.INFO_DIM``), written
+  in place at each ``set_from``; strings are ``barbu_env.envs.tensor_text.describe`` of it.
+  At a dealing node the player holds only the cards dealt to it so far.
 * ``resample_from_infostate`` redeals the other three hands uniformly among those
-  consistent with the player's information (``barbu_env.game.worlds``; while a hand is dealt,
-  the other seats' cards so far); the copy keeps the original's ``history()``, which
-  Python cannot rewrite: resampled states are for search. OpenSpiel's Python ISMCTS bot
-  uses it; its C++ ``ISMCTSBot`` cannot (the bridge for Python games does not forward it).
+  consistent with the player's information (``barbu_env.game.worlds``), for search; the
+  copy keeps the original's ``history()``.
 * ``state_from_engine(game, barbu_state)``: a state continuing from an engine state.
 
 Only this module imports ``pyspiel`` (the ``openspiel`` extra: ``pip install -c
@@ -283,15 +262,6 @@ class _Setup:
     def __init__(self, rules: Rules, episode: str, terminal: bool = False):
         self.rules, self.episode, self.terminal = rules, episode, terminal
 
-    def __deepcopy__(self, memo) -> _Setup:
-        return self
-
-    def __getstate__(self):
-        return (self.rules, self.episode, self.terminal)
-
-    def __setstate__(self, state) -> None:
-        self.rules, self.episode, self.terminal = state
-
 
 class _Core:
     """A state's data: OpenSpiel clones a Python state by deep-copying its ``__dict__``,
@@ -314,13 +284,6 @@ class _Core:
         c.rewards, c.returns = self.rewards, self.returns
         c.engine = self.engine.clone() if self.engine is not None else None
         return c
-
-    def __getstate__(self):
-        return tuple(getattr(self, k) for k in self.__slots__)
-
-    def __setstate__(self, state) -> None:
-        for k, v in zip(self.__slots__, state):
-            setattr(self, k, v)
 
 
 # ---------------------------------------------------------------------- the state
@@ -478,7 +441,8 @@ class BarbuSpielState(pyspiel.State):
         if core.ndealt < DEAL_NODES:
             x = out[0]
             perfect_recall = len(x) == INFO_DIM
-            row = _card_row(core.deal[player])
+            row = np.zeros(NUM_CARDS, dtype=np.float32)
+            row[cards_of(core.deal[player])] = 1.0
             a, b, _ = OFFSETS["hand"]
             x[a:b] = row
             if perfect_recall:
@@ -545,12 +509,6 @@ def state_from_engine(game: BarbuGame, barbu_state: BarbuState) -> BarbuSpielSta
     with an empty history and zero returns. The engine state's episode and rules must be
     the game's (build it with the same ``episode``: ``BarbuState.from_position(...,
     episode="hand")`` for ``load_game(rules, episode="hand")``)."""
-    if barbu_state.is_terminal:
-        raise ValueError("the engine state is over: there is nothing to continue")
-    if barbu_state.episode != game.episode:
-        raise ValueError(f"the engine state's episode is {barbu_state.episode!r}, the game's {game.episode!r}")
-    if barbu_state.rules != game.rules:
-        raise ValueError("the engine state's rules are not the game's")
     s = game.new_initial_state()
     core = s._core
     core.engine = barbu_state.clone()
@@ -614,15 +572,6 @@ class BarbuObserver:
                 self._strings.clear()
             text = self._strings[key] = describe(x, at_chance=at_chance)
         return text
-
-
-# ---------------------------------------------------------------------- a card set as a tensor row
-
-
-def _card_row(mask: int) -> np.ndarray:
-    row = np.zeros(NUM_CARDS, dtype=np.float32)
-    row[cards_of(mask)] = 1.0
-    return row
 
 
 pyspiel.register_game(_game_type(utility_of(_STANDARD, "game")[0]), BarbuGame)

@@ -9,7 +9,7 @@
 - The terminal mask: ``action_mask(game, seat)`` is ``seat``'s legal actions as an int8[85]
   mask, all zeros when another seat is to act or the game is over.
 - Playing the others until a seat: ``play_turns(game, agents, until)`` lets the agents seated
-  at ``game`` play (each ``Agent.act(observation, agent)`` is given ``seat_observation``: the
+  at ``game`` play (each ``Agent.act(observation, agent)`` is given the
   observation and mask of the seat to act) until ``until`` has a choice to make, the game is
   over, or a given number of hands has been played.
 
@@ -63,11 +63,6 @@ def action_mask(game: BarbuState, seat: int) -> np.ndarray:
     return mask_array(game.legal_mask())
 
 
-def seat_observation(game: BarbuState, seat: int) -> dict[str, np.ndarray]:
-    """What an agent at ``seat`` is given to act: ``{"observation", "action_mask"}``."""
-    return {"observation": game.observe(seat), "action_mask": action_mask(game, seat)}
-
-
 def seated(agents: Sequence[Agent], seat: int) -> list[Agent | None]:
     """The three ``agents`` of the seats after ``seat`` (left, opposite, right) by absolute
     seat, None at ``seat``."""
@@ -114,6 +109,5 @@ __all__ = [
     "check_illegal_action",
     "play_instead",
     "play_turns",
-    "seat_observation",
     "seated",
 ]

@@ -110,10 +110,6 @@ learner's first decision (possible only with ``skip_forced`` and rules that forc
 every move of the learner's in a hand) is replaced by the next game, where
 ``Barbu-v1``'s ``reset`` would return a finished game.
 
-Speed: the engine's kernels step only the games that are not waiting, agents are asked
-in batch; ``python -m benchmarks.bench_vector_env`` compares it with ``SyncVectorEnv`` and
-``AsyncVectorEnv`` of ``Barbu-v1`` (docs/benchmarks.md).
-
 ``BarbuVectorEnv``: self-play, every seat the caller's (a loose fit)
 ---------------------------------------------------------------------
 
@@ -165,20 +161,19 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from numba import njit
 
-from ..agents import Agent, act_rows, make_agent
+from ..agents import Agent, act_rows
 from ..game import _kernels as K
 from ..game._bits import popcount
 from ..game.actions import AGENTS, NUM_ACTIONS, action_text
-from ..game.cards import hand_text
-from ..game.constants import CONTRACT_NAMES, NUM_PLAYERS
+from ..game.constants import NUM_PLAYERS
 from ..game.driver import serves_rows
-from ..game.engine import BarbuState, episode_hands
+from ..game.engine import episode_hands, hand_result
 from ..game.observation import OBS_HIGH, OBS_LOW, observation_bounds
 from ..game.position import Positions
 from ..game.rules import Rules, load_rules
 from ..game.vector import VectorBarbu
 from ..util.files import quote
-from .gym_env import RESET_OPTIONS, check_reset_options, opponent_specs
+from .gym_env import RESET_OPTIONS, BarbuGymEnv, check_reset_options, check_seat_option, opponent_specs
 from .stepping import check_illegal_action, play_instead
 
 __all__ = ["AUTORESET_MODES", "BarbuGymVectorEnv", "BarbuVectorEnv"]
@@ -286,27 +281,6 @@ def _step_rows(
     return ended
 
 
-def _hand_result(ints: np.ndarray, cards: np.ndarray) -> dict[str, Any]:
-    """``HandResult.to_dict()`` of the last hand a game finished, from its kernel rows."""
-    named = ints[K.F_REC_NAMED : K.F_REC_NAMED + NUM_PLAYERS].tolist()
-    trump, rank = int(ints[K.F_REC_TRUMP]), int(ints[K.F_REC_RANK])
-    return {
-        "hand": int(ints[K.F_REC_HAND]),
-        "declarer": int(ints[K.F_REC_DECLARER]),
-        "contract": CONTRACT_NAMES[ints[K.F_REC_CONTRACT]],
-        "trump": trump if trump >= 0 else None,
-        "starting_rank": rank if rank >= 0 else None,
-        "dealt": [hand_text(h) for h in cards[K.K_REC_DEALT : K.K_REC_DEALT + NUM_PLAYERS].tolist()],
-        "levels": [
-            [((named[i] >> j) & 1) + ((named[j] >> i) & 1) for j in range(NUM_PLAYERS)] for i in range(NUM_PLAYERS)
-        ],
-        "raw": ints[K.F_REC_RAW : K.F_REC_RAW + NUM_PLAYERS].tolist(),
-        "settled": ints[K.F_REC_SETTLED : K.F_REC_SETTLED + NUM_PLAYERS].tolist(),
-        "tricks": ints[K.F_REC_WON : K.F_REC_WON + NUM_PLAYERS].tolist(),
-        "out_order": ints[K.F_REC_OUT : K.F_REC_OUT + ints[K.F_REC_NOUT]].tolist(),
-    }
-
-
 class BarbuGymVectorEnv(VectorEnv):
     """N games of ``"Barbu-v1"`` stepped in one batch (see the module docstring)."""
 
@@ -391,8 +365,7 @@ class BarbuGymVectorEnv(VectorEnv):
             if not self._has_reset and not reset_mask.all():
                 raise RuntimeError("the first reset() resets every sub-environment")
             rows = np.flatnonzero(reset_mask)
-        if "seat" in options and (isinstance(options["seat"], bool) or options["seat"] not in range(NUM_PLAYERS)):
-            raise ValueError(f"options['seat'] must be 0-3, not {quote(options['seat'])}")
+        check_seat_option(options)
         for i in rows.tolist():
             if seeds[i] is not None or self._rngs[i] is None:
                 self._rngs[i], _ = seeding.np_random(seeds[i])
@@ -450,11 +423,7 @@ class BarbuGymVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ internals
 
-    def _make_opponents(self, seeds: list[int]) -> list[Agent]:
-        return [
-            spec if not isinstance(spec, str) else make_agent(spec, seed=seed, rules=self.rules)
-            for spec, seed in zip(self.opponent_specs, seeds)
-        ]
+    _make_opponents, _draw_game = BarbuGymEnv._make_opponents, BarbuGymEnv._draw_game
 
     def _start(self, rows: np.ndarray, seeded: list[bool], options: dict[str, Any]) -> None:
         """A new game in each of ``rows``, drawn from the sub-environment's generator as
@@ -463,16 +432,10 @@ class BarbuGymVectorEnv(VectorEnv):
             return
         parts = []
         for i, fresh in zip(rows.tolist(), seeded):
-            rng = self._rngs[i]
-            if "seat" in options:
-                self._seat[i] = int(options["seat"])
-            elif self.seat_option == "rotate":
-                if fresh:
-                    self._next_seat[i] = int(rng.integers(NUM_PLAYERS))
-                self._seat[i] = self._next_seat[i]
-                self._next_seat[i] = (self._seat[i] + 1) % NUM_PLAYERS
-            learner = int(self._seat[i])
-            opponents = self._make_opponents([int(s) for s in rng.integers(2**31, size=NUM_PLAYERS - 1)])
+            learner, self._next_seat[i], opponents, game = self._draw_game(
+                self._rngs[i], int(self._seat[i]), int(self._next_seat[i]), fresh, options
+            )
+            self._seat[i] = learner
             for k, agent in enumerate(opponents):
                 other = (learner + 1 + k) % NUM_PLAYERS
                 self._table[i, other] = agent
@@ -481,13 +444,6 @@ class BarbuGymVectorEnv(VectorEnv):
                     ("object", id(agent)) if key is None else ("group", key), len(self._group_ids)
                 )
             self._table[i, learner] = None
-            game = BarbuState.new_game(
-                self.rules,
-                np.random.default_rng(int(rng.integers(2**63))),
-                first_declarer=options.get("first_declarer"),
-                deals=options.get("deals"),
-                episode=self.episode,
-            )
             parts.append(Positions.from_state(game))
         _, masks, seat = self.games.load(Positions.concatenate(parts), rows)
         self._pending[rows] = 0.0
@@ -528,7 +484,7 @@ class BarbuGymVectorEnv(VectorEnv):
             ints, cards = g._ints, g._cards
             for i in rows[st > 0].tolist():
                 if not terminated[i]:  # (a game begun in this step keeps its hands to itself)
-                    results[i].append(_hand_result(ints[i], cards[i]))
+                    results[i].append(hand_result(ints[i], cards[i]).to_dict())
         over = rows[st == 2]
         if not len(over):
             return

@@ -210,10 +210,6 @@ class GameRecord:
         """The record's rules as a ``Rules``."""
         return Rules.from_mapping(self.rules)
 
-    def reset_options(self) -> dict[str, Any]:
-        """The ``env.reset`` options that replay this game: its deals and first declarer."""
-        return {"deals": self.deals, "first_declarer": self.first_declarer}
-
 
 # ---------------------------------------------------------------------- replay
 
@@ -230,7 +226,7 @@ def replay_record(record: GameRecord) -> tuple[list[dict[str, Any]], list[int]]:
         raise RecordError(f"record rules: {e}") from None
     env = make_env(rules=rules)
     try:
-        env.reset(options=record.reset_options())
+        env.reset(options={"deals": record.deals, "first_declarer": record.first_declarer})
     except ValueError as e:
         raise RecordError(f"record deals or first declarer: {e}") from None
     game = env.unwrapped.game
@@ -300,7 +296,7 @@ def render_record(record: GameRecord, hands: Sequence[int] | None = None) -> str
             break
         number = state.hand_number
         if state.phase is Phase.DECLARE and not lines:
-            lines = _hand_header_deal(state, labels, width)
+            lines = [f"  {labels[p]:<{width}}  {hand_by_suit(state.hands[p])}" for p in range(NUM_PLAYERS)]
         seat = state.current_player
         phase = state.phase
         if phase is Phase.TRICKS and state.trick_size == 0:
@@ -345,10 +341,6 @@ def render_record(record: GameRecord, hands: Sequence[int] | None = None) -> str
         out.append(f"Unfinished: stopped in hand {len(record.deals)}, after {count} action{'s' if count != 1 else ''}")
         out.append("Scores of the finished hands: " + _scores(record.final_scores))
     return "\n".join(out)
-
-
-def _hand_header_deal(state: BarbuState, labels: list[str], width: int) -> list[str]:
-    return [f"  {labels[p]:<{width}}  {hand_by_suit(state.hands[p])}" for p in range(NUM_PLAYERS)]
 
 
 def _contract_lines(state: BarbuState) -> list[str]:

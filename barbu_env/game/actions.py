@@ -53,8 +53,6 @@ def mask_array(legal: int) -> np.ndarray:
 def action_text(action: int) -> str:
     """Readable text of an action id."""
     a = int(action)
-    if not 0 <= a < NUM_ACTIONS:
-        raise ValueError(f"action id {quote(action)} is not in 0..{NUM_ACTIONS - 1}")
     if a < DECLARE_OFFSET:
         return f"play {card_text(a)}"
     if a < TRUMP_OFFSET:

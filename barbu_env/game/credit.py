@@ -125,11 +125,6 @@ def credit_steps(deciders: ArrayLike, rewards: ArrayLike, game_over: ArrayLike) 
     rewards = np.asarray(rewards, dtype=np.float64)
     game_over = np.asarray(game_over, dtype=bool)
     steps = len(deciders)
-    if rewards.ndim != 2 or rewards.shape[0] != steps or game_over.shape != (steps,):
-        raise ValueError(
-            f"expected deciders [T], rewards [T, seats] and game_over [T], got {deciders.shape}, "
-            f"{rewards.shape} and {game_over.shape}"
-        )
     out = StepCredit(
         np.zeros(steps),
         np.zeros(steps, dtype=bool),

@@ -143,8 +143,6 @@ def play(
 ) -> Played:
     """Step every game of ``env`` from ``start`` to the end of its episode or hand,
     each decision put to ``decide`` (see the module docstring)."""
-    if until not in UNTIL:
-        raise ValueError(f"until is one of {UNTIL}, not {quote(until)}")
     obs, masks, seat = start
     n = env.num_games
     live = np.ones(n, dtype=bool)

@@ -77,7 +77,6 @@ if TYPE_CHECKING:
 
 _PHASES = tuple(Phase)
 _CONTRACTS = tuple(Contract)
-_GAME_OVER = Phase.GAME_OVER
 _EPISODE_NAMES = {hands: name for name, hands in EPISODE_HANDS.items()}
 
 
@@ -144,17 +143,14 @@ def parse_deal(deal: Sequence[Sequence[int | str]]) -> tuple[int, int, int, int]
             hand = hand.replace(",", " ").split()
         if not hasattr(hand, "__len__"):
             raise DealError(f"seat {seat} is dealt {quote(hand, 120)}, not a list of 13 cards")
-        if len(hand) != CARDS_PER_HAND:
-            many = f"{len(hand):,} card{'s' * (len(hand) != 1)}"
-            raise DealError(f"seat {seat} is dealt {many}, not 13: {quote(hand, 120)}")
         mask = 0
         for c in hand:
             try:
                 mask |= 1 << to_card(c)
             except ValueError as e:
                 raise DealError(f"seat {seat}: {e}") from None
-        if mask.bit_count() != CARDS_PER_HAND:
-            raise DealError(f"seat {seat} is dealt a card twice: {quote(hand, 120)}")
+        if len(hand) != CARDS_PER_HAND or mask.bit_count() != CARDS_PER_HAND:
+            raise DealError(f"seat {seat} is dealt {quote(hand, 120)}, not 13 distinct cards")
         hands.append(mask)
     union = hands[0] | hands[1] | hands[2] | hands[3]
     if union != FULL_DECK:
@@ -186,27 +182,14 @@ class HandResult:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
 
 
-def _scalar(field: int, doc: str) -> property:
-    """A field held in the kernels' int fields (``_kernels.F_*``)."""
+def _scalar(field: int, doc: str, cards: bool = False) -> property:
+    """A value held in the kernels' int fields (``_kernels.F_*``) or (``cards``) card words (``K_*``)."""
 
     def get(self: BarbuState) -> int:
-        return int(self._ints[0, field])
+        return int((self._cards if cards else self._ints)[0, field])
 
     def put(self: BarbuState, value: int) -> None:
-        self._ints[0, field] = value
-        self._refresh()
-
-    return property(get, put, doc=doc)
-
-
-def _card_set(field: int, doc: str) -> property:
-    """A card set held in the kernels' card words (``_kernels.K_*``)."""
-
-    def get(self: BarbuState) -> int:
-        return int(self._cards[0, field])
-
-    def put(self: BarbuState, value: int) -> None:
-        self._cards[0, field] = value
+        (self._cards if cards else self._ints)[0, field] = value
         self._refresh()
 
     return property(get, put, doc=doc)
@@ -306,8 +289,6 @@ class BarbuState:
         hands = episode_hands(episode)
         s = cls._blank(rules, np.random.default_rng())
         g = np.asarray(positions.ints[index], dtype=np.int64)
-        if g[K.F_PHASE] == K.PH_GAME_OVER:
-            raise ValueError("the game is over: there is no position to continue")
         s.first_declarer = int(g[K.F_FIRST])
         games = K.new_games(1)
         games.ints[0] = g
@@ -417,8 +398,8 @@ class BarbuState:
     leader = _scalar(K.F_LEADER, "seat that led the current trick")
     win_seat = _scalar(K.F_WIN_SEAT, "seat winning the current trick so far")
     win_card = _scalar(K.F_WIN_CARD, "card winning the current trick so far")
-    trick_mask = _card_set(K.K_TRICK, "cards in the current trick")
-    playable = _card_set(K.K_PLAYABLE, "Domino: cards that could be placed on the layout now")
+    trick_mask = _scalar(K.K_TRICK, "cards in the current trick", cards=True)
+    playable = _scalar(K.K_PLAYABLE, "Domino: cards that could be placed on the layout now", cards=True)
     hands = _per_seat(K.K_HANDS, "the four hands now (card sets)", cards=True)
     played = _per_seat(K.K_PLAYED, "played[i]: cards seat i has played this hand", cards=True)
     taken = _per_seat(K.K_TAKEN, "taken[i]: cards in the tricks seat i has won this hand", cards=True)
@@ -500,13 +481,6 @@ class BarbuState:
         """levels[i][j]: 0, 1 (double) or 2 (redoubled) between seats i and j this hand."""
         return _levels(self.named)
 
-    def hands_left(self, declarer: int) -> int:
-        """Hands ``declarer`` has left to declare, the current one included once declared."""
-        left = self.contracts_left[declarer].bit_count()
-        if declarer == self.declarer and self.contract >= 0 and self.phase is not _GAME_OVER:
-            left += 1
-        return left
-
     def legal_mask(self) -> int:
         """The legal actions of ``current_player`` as an 85-bit int (0 once the game is over)."""
         legal = self._legal
@@ -574,23 +548,8 @@ class BarbuState:
         )
 
     def _hand_result(self) -> HandResult:
-        """The record of the hand that just ended (the kernels' ``F_REC_*``), added to ``results``."""
-        g = self._ints[0]
-        named = g[K.F_REC_NAMED : K.F_REC_NAMED + NUM_PLAYERS].tolist()
-        trump, rank = int(g[K.F_REC_TRUMP]), int(g[K.F_REC_RANK])
-        result = HandResult(
-            hand=int(g[K.F_REC_HAND]),
-            declarer=int(g[K.F_REC_DECLARER]),
-            contract=CONTRACT_NAMES[g[K.F_REC_CONTRACT]],
-            trump=trump if trump >= 0 else None,
-            starting_rank=rank if rank >= 0 else None,
-            dealt=tuple(self._cards[0, K.K_REC_DEALT : K.K_REC_DEALT + NUM_PLAYERS].tolist()),
-            levels=tuple(tuple(row) for row in _levels(named)),
-            raw=tuple(g[K.F_REC_RAW : K.F_REC_RAW + NUM_PLAYERS].tolist()),
-            settled=tuple(g[K.F_REC_SETTLED : K.F_REC_SETTLED + NUM_PLAYERS].tolist()),
-            tricks=tuple(g[K.F_REC_WON : K.F_REC_WON + NUM_PLAYERS].tolist()),
-            out_order=tuple(g[K.F_REC_OUT : K.F_REC_OUT + g[K.F_REC_NOUT]].tolist()),
-        )
+        """The record of the hand that just ended, added to ``results``."""
+        result = hand_result(self._ints[0], self._cards[0])
         self.results.append(result)
         return result
 
@@ -614,8 +573,6 @@ class BarbuState:
     def information_state(self, seat: int) -> np.ndarray:
         """``seat``'s information state (``observation.INFO_SLICES``: its observation, then
         its perfect recall of the hand under way) as a new float32 array [INFO_DIM]."""
-        if isinstance(seat, bool) or seat not in range(NUM_PLAYERS):
-            raise ValueError(f"seat must be 0-3, not {quote(seat)}")
         out = np.empty((1, INFO_DIM), dtype=np.float32)
         K.game_observe(*self._games, self._rp, out, out.view(np.uint64), int(seat))
         return out[0]
@@ -637,6 +594,32 @@ class BarbuState:
         return render_state(self)
 
 
+def hand_result(g: np.ndarray, cards: np.ndarray) -> HandResult:
+    """The record of the last hand a game finished (the kernels' ``F_REC_*``), from its int
+    fields ``g`` and card words ``cards`` (one game's rows)."""
+    trump, rank = int(g[K.F_REC_TRUMP]), int(g[K.F_REC_RANK])
+    return HandResult(
+        hand=int(g[K.F_REC_HAND]),
+        declarer=int(g[K.F_REC_DECLARER]),
+        contract=CONTRACT_NAMES[g[K.F_REC_CONTRACT]],
+        trump=trump if trump >= 0 else None,
+        starting_rank=rank if rank >= 0 else None,
+        dealt=tuple(cards[K.K_REC_DEALT : K.K_REC_DEALT + NUM_PLAYERS].tolist()),
+        levels=tuple(tuple(row) for row in _levels(g[K.F_REC_NAMED : K.F_REC_NAMED + NUM_PLAYERS].tolist())),
+        raw=tuple(g[K.F_REC_RAW : K.F_REC_RAW + NUM_PLAYERS].tolist()),
+        settled=tuple(g[K.F_REC_SETTLED : K.F_REC_SETTLED + NUM_PLAYERS].tolist()),
+        tricks=tuple(g[K.F_REC_WON : K.F_REC_WON + NUM_PLAYERS].tolist()),
+        out_order=tuple(g[K.F_REC_OUT : K.F_REC_OUT + g[K.F_REC_NOUT]].tolist()),
+    )
+
+
+def _as_action(action) -> int:
+    """numpy integers and other index-like values as a plain int."""
+    if isinstance(action, bool) or not hasattr(action, "__index__"):
+        raise IllegalActionError(f"an action is an int 0..{NUM_ACTIONS - 1}, not {quote(action)}")
+    return action.__index__()
+
+
 def _levels(named: Sequence[int]) -> list[list[int]]:
     """levels[i][j] from the seats each seat named while doubling."""
     n = named
@@ -650,13 +633,6 @@ def _random_deals(rng: np.random.Generator, n: int) -> np.ndarray:
     rng.permuted(decks, axis=1, out=decks)
     cards = decks.reshape(n, NUM_PLAYERS, CARDS_PER_HAND).astype(np.uint64)
     return np.bitwise_or.reduce(np.left_shift(np.uint64(1), cards), axis=2)
-
-
-def _as_action(action) -> int:
-    """numpy integers and other index-like values as a plain int."""
-    if isinstance(action, bool) or not hasattr(action, "__index__"):
-        raise IllegalActionError(f"an action is an int 0..{NUM_ACTIONS - 1}, not {quote(action)}")
-    return action.__index__()
 
 
 __all__ = [

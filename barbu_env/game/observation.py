@@ -25,35 +25,18 @@ raw points / 10) and ``game_scores`` (game totals / 100). No bound is infinite: 
 switch exceeds ``POINTS_LIMIT`` (10 000), so every score is bounded
 (``docs/rules.md#how-large-scores-can-get``). ``OBS_LOW`` / ``OBS_HIGH`` (and
 ``INFO_LOW`` / ``INFO_HIGH``, ``STATE_LOW`` / ``STATE_HIGH``) hold under every rules
-variant, so that an environment's observation space is the same whatever its rules:
-``hand_points`` within +-13 000 (13 items of at most 10 000 points), ``game_scores`` within
-+-116 000 (``Rules.score_bound`` at its largest). ``observation_bounds(rules)`` (and
-``information_state_bounds``, ``state_bounds``) are the bounds under given rules: in the
-standard game ``hand_points`` lies in -3.0..6.5 (every heart or both last tricks; all 13
-tricks of Trumps), reached, and ``game_scores`` in -54.6..54.6 (``Rules.score_bound()`` /
-100, the worst case of the doubling rules, not necessarily reached).
+variant, so that an environment's observation space is the same whatever its rules;
+``observation_bounds(rules)`` (and ``information_state_bounds``, ``state_bounds``) are
+the bounds under given rules.
 
 The information state (``INFO_SLICES``, ``INFO_DIM`` = 4152, ``INFO_LAYOUT``) is the
-observation followed by the seat's perfect recall of the hand under way: its first
-``OBS_DIM`` values are exactly the observation, then
-
-* ``dealt`` (52): the observer's hand as dealt this hand (a card row);
-* ``play_order`` (52 x 52): ``[k, card] = 1`` when ``card`` was the (k+1)-th card played
-  this hand (tricks: trick ``k // 4``, position ``k % 4`` in it; Domino: the (k+1)-th card
-  placed); who played it is in the observation's ``played`` rows;
-* ``doubling_turns`` (7 x 8): doubling turn t of this hand in the order taken (the four
-  turns, then the redouble-pass turns): values 0-3 the seat that took it, one-hot, 4-7
-  the seats it named (a set of 0/1 values); seats relative to the observer; zeros for
-  turns not taken;
-* ``domino_passes`` (4 x 52): ``[r, k] = 1`` when relative seat r passed with k cards on
-  the layout.
-
-The declaration, trump and Domino rank are the observation's. Earlier hands enter only
-through the observation's summary of the game (scores, contracts left, doubles owed,
-hand number). Once the game is over the slices keep the last hand's record. A position
-built from an observation (``Positions.from_observation``) has no record: its slices
-hold only what is played after it. ``decode_information_state(x)`` splits a vector (or
-a batch) into its named slices, as ``decode`` does.
+observation followed by the seat's perfect recall of the hand under way (``dealt``,
+``play_order``, ``doubling_turns``, ``domino_passes``: the table of what each means is in
+``barbu_env/envs/aec.py``, as for the observation's slices). Once the game is over the
+slices keep the last hand's record; a position built from an observation
+(``Positions.from_observation``) has no record: its slices hold only what is played after
+it. ``decode_information_state(x)`` splits a vector (or a batch) into its named slices, as
+``decode`` does.
 """
 
 from __future__ import annotations
@@ -119,8 +102,7 @@ OBS_DIM = max(end for _, end, _ in OFFSETS.values())
 #: Card rows: hand, 4 trick rows, 4 played rows, 4 taken rows, domino_playable, 4 excluded rows.
 NUM_CARD_ROWS = 18
 #: The version of this layout, saved with trained networks so that a network trained on
-#: another layout is refused rather than misread: 1 was the 924-value layout without
-#: ``excluded``; 2 is this one.
+#: another layout is refused rather than misread.
 OBS_LAYOUT = 2
 
 

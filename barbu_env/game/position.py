@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..util.files import quote
 from . import _kernels as K
 from .cards import NUM_CARDS
 from .constants import NUM_HANDS, NUM_PLAYERS, Phase
@@ -84,11 +83,6 @@ class Positions:
         )
 
     @property
-    def hands(self) -> np.ndarray:
-        """The four hands now (absolute seats), uint64 [N, 4]."""
-        return self.cards[:, K.K_HANDS : K.K_HANDS + NUM_PLAYERS].copy()
-
-    @property
     def unknown_cards(self) -> np.ndarray:
         """Per position, the cards nobody has played yet and the observer does not hold
         (what the three other hands hold between them), uint64 [N]; meaningful for
@@ -113,9 +107,7 @@ class Positions:
 
     @classmethod
     def from_state(cls, state: BarbuState) -> Positions:
-        """``state`` as it stands, exactly, with the deals of its later hands."""
-        if state.is_terminal:
-            raise ValueError("the game is over: there is no position to continue")
+        """``state`` as it stands, exactly, with the deals of its later hands (a game not over)."""
         sizes = np.array([[int(h).bit_count() for h in state.hands]], dtype=np.int64)
         observer = np.array([state.current_player], dtype=np.int64)
         return cls(state._ints.copy(), state._cards.copy(), state._preset.copy(), observer, sizes)
@@ -128,8 +120,6 @@ class Positions:
         obs = np.asarray(obs, dtype=np.float32)
         if obs.shape != (OBS_DIM,):
             raise ValueError(f"an observation is float[{OBS_DIM}], not shape {obs.shape}")
-        if isinstance(seat, bool) or seat not in range(NUM_PLAYERS):
-            raise ValueError(f"seat must be 0-3, not {quote(seat)}")
         rules = load_rules(rules)
         r = read(obs, seat)
 
@@ -140,8 +130,6 @@ class Positions:
             return value
 
         phase = one_hot("phase")
-        if phase == Phase.GAME_OVER:
-            raise ValueError("the game is over: there is no position to continue")
         g = np.zeros(K.NUM_INT_FIELDS, dtype=np.int64)
         c = np.zeros(K.NUM_CARD_FIELDS, dtype=np.uint64)
         for p in range(NUM_PLAYERS):
@@ -203,7 +191,9 @@ class Positions:
         (its left, opposite, right). From a position with one row, or one row per row of
         ``hands``. ``check`` verifies that the hands hold exactly the unknown cards, in
         the sizes the observation shows, and none that a seat is known not to hold."""
-        hands = _hand_array(hands)
+        if not (isinstance(hands, np.ndarray) and np.issubdtype(hands.dtype, np.integer) and hands.ndim == 2):
+            hands = [[h if isinstance(h, (int, np.integer)) else sum(1 << int(x) for x in h) for h in r] for r in hands]
+        hands = np.array(hands, dtype=np.uint64).reshape(-1, NUM_PLAYERS - 1)
         n = len(hands)
         if len(self) not in (1, n):
             raise ValueError(f"{len(self)} positions cannot take {n} sets of hidden hands")
@@ -222,8 +212,6 @@ class Positions:
         """The positions with the deals of the hands after the current one, card sets
         uint64 [N, k, 4] (hands h+1 ... h+k; later hands from the slot's stream)."""
         deals = np.asarray(deals, dtype=np.uint64)
-        if deals.ndim != 3 or deals.shape[0] != len(self) or deals.shape[2] != NUM_PLAYERS:
-            raise ValueError(f"future deals are uint64 [N={len(self)}, k, 4], not shape {deals.shape}")
         ints, preset = self.ints.copy(), self.preset.copy()
         for i in range(len(self)):
             h = int(ints[i, K.F_HAND])
@@ -249,17 +237,3 @@ class Positions:
 
 
 _FIELDS = ("ints", "cards", "preset", "observer", "sizes")
-
-
-def _hand_array(hands) -> np.ndarray:
-    """Hidden hands as uint64 [N, 3]: card sets, or lists of card ids."""
-    if isinstance(hands, np.ndarray) and np.issubdtype(hands.dtype, np.integer) and hands.ndim == 2:
-        if hands.shape[1] != NUM_PLAYERS - 1:
-            raise ValueError(f"hidden hands are [N, 3], not shape {hands.shape}")
-        return hands.astype(np.uint64)
-    out = []
-    for row in hands:
-        if len(row) != NUM_PLAYERS - 1:
-            raise ValueError(f"each row of hidden hands has the three other seats' hands, not {len(row)}")
-        out.append([h if isinstance(h, (int, np.integer)) else sum(1 << int(x) for x in h) for h in row])
-    return np.array(out, dtype=np.uint64).reshape(-1, NUM_PLAYERS - 1)

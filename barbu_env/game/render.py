@@ -53,14 +53,15 @@ def render_state(state: BarbuState, viewer: int | None = None) -> str:
         if doubles:
             lines.append("Doubles: " + ", ".join(doubles))
         if state.phase is Phase.TRICKS:
-            trick = "  ".join(f"P{p}:{card_text(state.trick[p])}" for p in _from(state.leader) if state.trick[p] >= 0)
+            order = [(state.leader + k) % 4 for k in range(4)]
+            trick = "  ".join(f"P{p}:{card_text(state.trick[p])}" for p in order if state.trick[p] >= 0)
             lines.append(f"Trick {state.trick_number + 1}/13, led by P{state.leader}: {trick or '(no card yet)'}")
             lines.append("Tricks won: " + " ".join(f"P{p}={state.tricks_won[p]}" for p in range(4)))
             lines.append("Points this hand: " + " ".join(f"P{p}={state.points[p]}" for p in range(4)))
         elif state.phase is Phase.DOMINO:
-            rows = []
+            rows, played = [], state.played
             for s in (3, 2, 1, 0):
-                laid = cards_of(_laid(state) & SUIT_MASK[s])
+                laid = cards_of((played[0] | played[1] | played[2] | played[3]) & SUIT_MASK[s])
                 rows.append(
                     f"{_SUIT_SYMBOLS[s]} " + (f"{card_text(laid[0])[0]}..{card_text(laid[-1])[0]}" if laid else "-")
                 )
@@ -74,14 +75,6 @@ def render_state(state: BarbuState, viewer: int | None = None) -> str:
         if viewer is None and state.phase is not Phase.GAME_OVER:
             lines.append("Legal: " + ", ".join(action_text(a) for a in state.legal_actions()))
     return "\n".join(lines)
-
-
-def _from(seat: int) -> list[int]:
-    return [(seat + k) % 4 for k in range(4)]
-
-
-def _laid(state: BarbuState) -> int:
-    return state.played[0] | state.played[1] | state.played[2] | state.played[3]
 
 
 def _named_first(state: BarbuState, first: int, second: int) -> bool:

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..util.files import InputError, quote, read_text, safe_yaml
+
 ROTATIONS = ("seven_in_a_row", "every_hand")
 DOUBLING_TARGETS = ("anyone", "declarer_only")
 
@@ -34,10 +36,7 @@ class RulesError(ValueError):
     """A rule switch, value or preset that does not exist."""
 
 
-#: Every score must stay within +-SCORE_LIMIT. Scores pass through three number types: the
-#: kernels' game state (int64), the tournament's per-game arrays (int32) and the rewards and
-#: final scores the kernels write for ``VectorBarbu`` (float32, whose integers are exact up
-#: to 2**24 only). The narrowest, float32, sets the limit.
+#: Every score must stay within +-SCORE_LIMIT: float32 rewards are exact integers up to 2**24.
 SCORE_LIMIT = 2**24
 
 #: The point switches (a bound applies to each of their values) and, per contract, the
@@ -87,36 +86,19 @@ def _hand_bounds(values: Mapping[str, Any], anyone: bool) -> list[tuple[int, int
 
 def _game_bound(values: Mapping[str, Any], anyone: bool) -> int:
     """The largest absolute score (raw, settled or game total) a seat can reach in a game
-    whose point switches have ``values`` (a mapping switch -> int or tuple of ints).
-
-    Per hand, seat i's settled score is ``raw_i + sum_j k_ij * (raw_i - raw_j)`` over the
-    seats j it has a bet with, at level k_ij <= 2 (redoubled). The raws of a contract are
-    sums over disjoint sets of the contract's items, so ``|raw_i|`` and ``|raw_i - raw_j|``
-    are at most ``S``, the sum of the items' absolute values (one seat takes every item, the
-    others none: reached when the items share a sign), and ``|settled_i| <= (1 + 2 n) S``
-    with n bets at level 2. In Domino the raws are the four values in some order:
-    ``|raw_i| <= max |d|`` and ``|raw_i - raw_j| <= max d - min d``. n is 3 in a negative
-    contract when anyone may double anyone (every pair can redouble: a non-declarer names a
-    later one, who names them back; the declarer redoubles whoever doubled them), and in
-    every contract for the declarer; a non-declarer of a positive contract, or of any
-    contract under ``doubling_targets: declarer_only``, has one bet, with the declarer.
-    Each seat declares each contract once and plays it three times as a non-declarer, so a
-    game total is at most 4 negative-contract worst cases each, plus the declarer's and 3
-    non-declarer's worst cases of Trumps and Domino; partial totals and raw scores are
-    smaller."""
+    whose point switches have ``values`` (a mapping switch -> int or tuple of ints): each
+    contract's worst case as declarer and three times as a non-declarer
+    (docs/rules.md#how-large-scores-can-get derives it)."""
     return sum(declarer + 3 * other for declarer, other in _hand_bounds(values, anyone))
 
 
-#: The worst game per point of switch value: every switch at +-1 (same signs, anyone may
-#: double anyone). The Domino values' worst case is +1 for the first seat and -1 for the
-#: others, a spread of 2.
+#: The worst game per point of switch value: every switch at +-1 (same signs, anyone may double anyone).
 _GAME_BOUND_PER_POINT = _game_bound(
     {**{name: 1 for name in POINT_SWITCHES}, "no_last_two_points": (1, 1), "domino_scores": (1, -1, -1, -1)},
     anyone=True,
 )
-#: The bound on every point switch's values: the largest power of ten whose worst game
-#: (``_GAME_BOUND_PER_POINT`` = 1160 points per point of switch value) stays within
-#: ``SCORE_LIMIT``: 10 000 (a game of at most 11.6 million points).
+#: The bound on every point switch's values: the largest power of ten whose worst game stays
+#: within ``SCORE_LIMIT`` (10 000).
 POINTS_LIMIT = 10 ** (len(str(SCORE_LIMIT // _GAME_BOUND_PER_POINT)) - 1)
 
 
@@ -175,9 +157,9 @@ class Rules:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if f.type == "bool" and not isinstance(value, bool):
-                raise RulesError(f"rule {f.name!r} must be true or false, not {_short(value)}")
+                raise RulesError(f"rule {f.name!r} must be true or false, not {quote(value)}")
             if f.type == "int" and (isinstance(value, bool) or not isinstance(value, int)):
-                raise RulesError(f"rule {f.name!r} must be an integer, not {_short(value)}")
+                raise RulesError(f"rule {f.name!r} must be an integer, not {quote(value)}")
             if f.type.startswith("tuple"):
                 n = f.type.count("int")
                 if (
@@ -186,34 +168,32 @@ class Rules:
                     or len(value) != n
                     or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
                 ):
-                    raise RulesError(f"rule {f.name!r} must be a list of {n} integers, not {_short(value)}")
+                    raise RulesError(f"rule {f.name!r} must be a list of {n} integers, not {quote(value)}")
                 object.__setattr__(self, f.name, tuple(value))
         if self.rotation not in ROTATIONS:
-            raise RulesError(f"rule 'rotation' must be one of {ROTATIONS}, not {_short(self.rotation)}")
+            raise RulesError(f"rule 'rotation' must be one of {ROTATIONS}, not {quote(self.rotation)}")
         if self.doubling_targets not in DOUBLING_TARGETS:
             raise RulesError(
-                f"rule 'doubling_targets' must be one of {DOUBLING_TARGETS}, not {_short(self.doubling_targets)}"
+                f"rule 'doubling_targets' must be one of {DOUBLING_TARGETS}, not {quote(self.doubling_targets)}"
             )
         if not 0 <= self.min_declarer_doubles <= 7:
-            raise RulesError(f"rule 'min_declarer_doubles' must be in 0..7, not {_short(self.min_declarer_doubles)}")
+            raise RulesError(f"rule 'min_declarer_doubles' must be in 0..7, not {quote(self.min_declarer_doubles)}")
         for name in POINT_SWITCHES:
             value = getattr(self, name)
             if any(abs(v) > POINTS_LIMIT for v in (value if isinstance(value, tuple) else (value,))):
                 raise RulesError(
                     f"rule {name!r} must be {'integers' if isinstance(value, tuple) else 'an integer'} in "
                     f"-{POINTS_LIMIT}..{POINTS_LIMIT} (so that every score stays within +-{SCORE_LIMIT}), "
-                    f"not {_short(value)}"
+                    f"not {quote(value)}"
                 )
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any]) -> Rules:
         """Rules from a mapping of switches; missing switches take their defaults."""
-        if not isinstance(mapping, Mapping):
-            raise RulesError(f"rules must be a mapping of switches, not {_short(mapping)}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted((k for k in mapping if k not in known), key=repr)  # YAML keys need not be strings
         if unknown:
-            raise RulesError(f"unknown rule switch(es) {_short(unknown)}; known switches: {sorted(known)}")
+            raise RulesError(f"unknown rule switch(es) {quote(unknown)}; known switches: {sorted(known)}")
         return cls(**mapping)
 
     def score_bound(self) -> int:
@@ -245,12 +225,6 @@ class Rules:
         return {k: v for k, v in self.to_dict().items() if default[k] != v}
 
 
-def _short(value: Any, width: int = 40) -> str:
-    from ..util.files import quote
-
-    return quote(value, width)
-
-
 def preset_names() -> list[str]:
     """Names of the presets in ``barbu_env/game/presets``."""
     return sorted(p.stem for p in PRESETS_DIR.glob("*.yaml"))
@@ -259,16 +233,12 @@ def preset_names() -> list[str]:
 def read_rules_file(path: str | Path) -> Rules:
     """Rules from a YAML file: a mapping of switches and an optional ``description``; a file
     that is not one is a ``RulesError`` of one line naming it."""
-    from ..util.files import InputError, read_text, safe_yaml
-
     try:
         data = safe_yaml(read_text(path, what="rules file"), f"rules file {path}") or {}
     except InputError as e:
         raise RulesError(str(e)) from None
     except FileNotFoundError:
         raise RulesError(f"rules file {path} not found") from None
-    except RecursionError:  # no traceback from a command, even for a file nested thousands deep
-        raise RulesError(f"{path}: YAML nested too deeply to be a rules file") from None
     if not isinstance(data, Mapping):
         raise RulesError(f"{path}: a rules file holds a mapping of switches")
     data = dict(data)
@@ -294,4 +264,4 @@ def load_rules(spec: Rules | str | Mapping[str, Any] | None = None) -> Rules:
         return read_rules_file(PRESETS_DIR / f"{spec}.yaml")
     if spec == "standard":
         return Rules()
-    raise RulesError(f"unknown rules preset {_short(spec)}; presets: {preset_names()}")
+    raise RulesError(f"unknown rules preset {quote(spec)}; presets: {preset_names()}")

@@ -63,14 +63,9 @@ the totals of its hands. A position ``load``-ed into a slot plays to the end of 
 slot's episode: the hand it is in for ``"hand"``, the end of its group of seven hands
 (hands 1-7, 8-14, ...) for ``"round"``.
 
-Per-seat bookkeeping for a learner (what ``training/rollout.py`` does with the AEC
-environment): in game i, seat p's transition opens at each of its decisions (``obs[i]``,
-its action, ``seat[i] == p`` before the step) and collects ``rewards[i, p]`` of that
-step and of every later step until p's next decision in game i, whose observation
-closes it (bootstrap), or until ``dones[i]``, which closes all four seats' transitions
-as terminal (no bootstrap); the observation returned with ``dones[i]`` opens the next
-game. Every seat has a transition open when a hand's rewards arrive: all four take a
-doubling turn before any card of a hand is played.
+Per-seat bookkeeping for a learner: ``barbu_env.game.credit`` (each seat's decision
+collects its rewards up to its next decision, or to ``dones[i]``, which closes all four
+seats' decisions as terminal).
 
 Seeding: the deals and the first declarers come from one splitmix64 stream per game
 slot, seeded from ``numpy.random.SeedSequence(seed)`` (slot i's games depend only on
@@ -86,11 +81,8 @@ Returned arrays: with ``copy=True`` (the default) each call returns fresh arrays
 which saves a copy of ``obs`` per step where the caller copies it into its own
 storage anyway.
 
-Every kernel takes the whole batch and a game index, never a per-game view, and is compiled
-without numba's reference counting (``_nrt=False``; the kernels allocate nothing). They are
-compiled on first use (about 10 s) and cached on disk (``cache=True``), so later processes
-load them in well under a second. Why numba rather than numpy, and the measurements behind
-the kernels' design: docs/vector.md.
+The kernels are compiled on first use and cached on disk; why numba rather than numpy,
+and the measurements behind their design: docs/vector.md.
 
 The module is engine-pure: numpy and numba, no RL framework.
 """
@@ -117,17 +109,6 @@ __all__ = ["OBSERVATIONS", "VectorBarbu", "rules_params"]
 OBSERVATIONS = {"observation": OBS_DIM, "information_state": INFO_DIM}
 
 
-_SEAT_BITS = np.arange(NUM_PLAYERS)
-
-
-def _doubles(named: np.ndarray, redoubled: np.ndarray) -> np.ndarray:
-    """Per game, the doubling levels [i, j] (0, 1 double, 2 redouble) of the 4-bit named
-    and redoubled sets per seat, int8 [B, 4, 4]."""
-    level = (named[:, :, None] >> _SEAT_BITS) & 1
-    level += (redoubled[:, :, None] >> _SEAT_BITS) & 1
-    return level.astype(np.int8)
-
-
 class VectorBarbu:
     """B Barbu games stepped together (see the module docstring)."""
 
@@ -140,12 +121,6 @@ class VectorBarbu:
         episode: str = "game",
         observation: str = "observation",
     ):
-        if not isinstance(observation, str) or observation not in OBSERVATIONS:
-            raise ValueError(
-                f"observation must be one of {', '.join(map(repr, OBSERVATIONS))}, not {quote(observation)}"
-            )
-        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
-            raise ValueError(f"num_games must be a positive int, not {quote(num_games)}")
         B = self.num_games = int(num_games)
         self.rules = load_rules(rules)
         episode_length = episode_hands(episode)  # an unknown mode fails here
@@ -179,10 +154,6 @@ class VectorBarbu:
     def obs_dim(self) -> int:
         """The width of ``obs``: ``OBS_DIM``, or ``INFO_DIM`` for the information state."""
         return self._obs_dim
-
-    @property
-    def num_actions(self) -> int:
-        return NUM_ACTIONS
 
     # ------------------------------------------------------------------ API
 
@@ -235,10 +206,6 @@ class VectorBarbu:
         random stream; when it ends (the end of the slot's episode: see the module
         docstring), the slot starts a new game as usual."""
         slots = np.arange(self.num_games) if slots is None else np.asarray(slots, dtype=np.int64).reshape(-1)
-        if len(slots) != len(positions):
-            raise ValueError(f"{len(positions)} positions for {len(slots)} slots")
-        if len(slots) and (slots.min() < 0 or slots.max() >= self.num_games or len(set(slots.tolist())) < len(slots)):
-            raise ValueError(f"slots must be distinct, in 0..{self.num_games - 1}")
         if not self._seeded:
             self._seed_streams(self._seed)
         K.load_games(
@@ -270,8 +237,8 @@ class VectorBarbu:
 
     def other_hands(self) -> np.ndarray:
         """Per game, the hands of the three players other than the seat to act, in
-        relative seat order 1, 2, 3: float32 [B, 156], what ``ObservationEncoder.
-        privileged`` appends to the observation (for a critic, never for acting)."""
+        relative seat order 1, 2, 3: float32 [B, 156], what a privileged critic
+        appends to the observation (for a critic, never for acting)."""
         out = np.empty((self.num_games, 3 * 52), dtype=np.float32)
         K.other_hands(self._ints, self._cards, out.view(np.uint64))
         return out
@@ -284,11 +251,6 @@ class VectorBarbu:
         """The 0-based hand each game is in, int64 [B]."""
         return self._ints[:, K.F_HAND].copy()
 
-    def named(self) -> np.ndarray:
-        """Per game and seat, the 4-bit set of seats it has named (doubled or redoubled)
-        in the hand under way, int64 [B, 4]."""
-        return self._ints[:, K.F_NAMED : K.F_NAMED + NUM_PLAYERS].copy()
-
     def last_hands(self) -> dict[str, np.ndarray]:
         """Per game, the result of the last hand it finished (a step's
         ``infos["hand_over"]`` says which games finished one; a game ended by the step
@@ -298,12 +260,11 @@ class VectorBarbu:
         ``"doubles"`` int8 [B, 4, 4]: ``[i, j]`` = 1 if seat i doubled seat j in that hand, 2 if
         it redoubled j (named j after j had named it), else 0. Meaningless for a game that
         has not finished a hand."""
-        g = self._ints
+        g, bits = self._ints, np.arange(NUM_PLAYERS)
+        named = (g[:, K.F_REC_NAMED : K.F_REC_NAMED + NUM_PLAYERS, None] >> bits) & 1
+        redoubled = (g[:, K.F_REC_REDOUBLED : K.F_REC_REDOUBLED + NUM_PLAYERS, None] >> bits) & 1
         return {
-            "doubles": _doubles(
-                g[:, K.F_REC_NAMED : K.F_REC_NAMED + NUM_PLAYERS],
-                g[:, K.F_REC_REDOUBLED : K.F_REC_REDOUBLED + NUM_PLAYERS],
-            ),
+            "doubles": (named + redoubled).astype(np.int8),
             "hand": g[:, K.F_REC_HAND].copy(),
             "declarer": g[:, K.F_REC_DECLARER].copy(),
             "contract": g[:, K.F_REC_CONTRACT].copy(),

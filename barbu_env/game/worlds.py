@@ -60,7 +60,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._bits import SPLITMIX_GAMMA, U0, U1, kernel, splitmix64
-from .cards import FULL_DECK, NUM_CARDS, NUM_RANKS, hand_text
+from .cards import FULL_DECK, NUM_RANKS, hand_text
 
 #: The other players, relative seats 1, 2, 3.
 NUM_OTHERS = 3
@@ -68,7 +68,6 @@ NUM_OTHERS = 3
 MAX_HAND = NUM_RANKS
 #: Card types: the non-empty sets of allowed seats (bit k = relative seat k + 1).
 NUM_TYPES = (1 << NUM_OTHERS) - 1
-ALL_SEATS = NUM_TYPES  # the type of a card no seat is excluded from
 _MAX_UNKNOWN = NUM_OTHERS * MAX_HAND  # 39
 #: _BINOM[n, k] = n choose k, n <= 39 (at most 39 choose 19 ~ 6.9e10).
 _BINOM = np.array([[math.comb(n, k) for k in range(_MAX_UNKNOWN + 1)] for n in range(_MAX_UNKNOWN + 1)], np.int64)
@@ -212,20 +211,9 @@ def _sample(masks, counts, allowed, m, sizes, table, state, out):
 
 
 def _check(unknown, sizes, absent) -> tuple[int, tuple[int, int, int], tuple[int, int, int]]:
-    """The arguments as Python ints, or ValueError if they are malformed."""
-    unknown = int(unknown)
-    if not 0 <= unknown <= FULL_DECK:
-        raise ValueError(f"unknown must be a set of cards 0..{NUM_CARDS - 1} (a 52-bit int), got {unknown:#x}")
-    if len(sizes) != NUM_OTHERS or len(absent) != NUM_OTHERS:
-        raise ValueError(f"sizes and absent need one entry per other seat (3), got {len(sizes)} and {len(absent)}")
-    sizes = tuple(int(s) for s in sizes)
-    if any(not 0 <= s <= MAX_HAND for s in sizes):
-        raise ValueError(f"hand sizes must be in 0..{MAX_HAND}, got {sizes}")
-    n = unknown.bit_count()
-    if sum(sizes) != n:
-        raise ValueError(f"hand sizes {sizes} add up to {sum(sizes)}, but there are {n} unknown cards")
-    absent = tuple(int(x) & FULL_DECK for x in absent)
-    return unknown, sizes, absent
+    """The arguments as Python ints (the sizes of the hands of a real position: in 0..13,
+    adding up to the unknown cards)."""
+    return int(unknown), tuple(int(s) for s in sizes), tuple(int(x) & FULL_DECK for x in absent)
 
 
 def _types(unknown: int, absent: Sequence[int]) -> list[tuple[int, int]]:
@@ -243,8 +231,7 @@ def _types(unknown: int, absent: Sequence[int]) -> list[tuple[int, int]]:
 
 def count_worlds(unknown: int, sizes: Sequence[int], absent: Sequence[int]) -> int:
     """The exact number of ways to deal the ``unknown`` cards to relative seats 1, 2, 3,
-    ``sizes[k]`` cards to seat k + 1, none of ``absent[k]`` to it (0 if there is none).
-    ValueError if the sizes are not in 0..13 or do not add up to the unknown cards."""
+    ``sizes[k]`` cards to seat k + 1, none of ``absent[k]`` to it (0 if there is none)."""
     unknown, sizes, absent = _check(unknown, sizes, absent)
     ways = {(0, 0, 0): 1}  # cards given to each seat so far -> number of ways
     for a, cards in _types(unknown, absent):
@@ -270,11 +257,8 @@ def sample_worlds(
     [num_worlds, 3], the hands of relative seats 1, 2, 3 (``sizes[k]`` cards of ``unknown``
     each, none of ``absent[k]``, together exactly ``unknown``). ``unknown`` and the sets
     of ``absent`` are 52-bit card sets (int or np.uint64). Deterministic for the state of
-    ``rng``, from which it draws one seed. ValueError if the sizes are not in 0..13, do
-    not add up to the unknown cards, or no consistent world exists."""
+    ``rng``, from which it draws one seed. ValueError if no consistent world exists."""
     unknown, sizes, absent = _check(unknown, sizes, absent)
-    if num_worlds < 0:
-        raise ValueError(f"num_worlds must be >= 0, got {num_worlds}")
     types = _types(unknown, absent)
     if types and types[0][0] == 0:
         raise ValueError(f"no consistent world: every other seat is excluded from {hand_text(types[0][1])}")

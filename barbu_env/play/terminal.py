@@ -94,13 +94,10 @@ class ChoiceError(ValueError):
 # ---------------------------------------------------------------------- the table as text
 
 
-def _suit_text(cards: list[int]) -> str:
-    return " ".join(RANK_NAMES[c % 13] for c in cards) if cards else "-"
-
-
 def hand_line(hand: int) -> str:
     """A hand grouped by suit, spades first, high to low: ``♠ A K 2   ♥ Q   ♦ -   ♣ 10 9``."""
-    return "   ".join(f"{SUIT_SYMBOLS[s]} {_suit_text(cards)}" for s, cards in zip((3, 2, 1, 0), hand_suits(hand)))
+    suits = [" ".join(RANK_NAMES[c % 13] for c in cards) or "-" for cards in hand_suits(hand)]
+    return "   ".join(f"{SUIT_SYMBOLS[s]} {text}" for s, text in zip((3, 2, 1, 0), suits))
 
 
 def seat_text(view: TableView, seat: int, labels: Sequence[str] | None = None) -> str:
@@ -219,7 +216,9 @@ def parse_choice(view: TableView, text: str) -> int:
         card = _as_card(t)
         if card is None:
             raise ChoiceError(f"cannot read {text.strip()!r} as a card: type rank then suit, like QH, 10S or 2C")
-        return _check_card(view, card)
+        if card in view.legal:
+            return card
+        raise ChoiceError(refusal_text(view, card))
     if _as_card(t) is not None and phase is not Phase.DOMINO_RANK:
         raise ChoiceError(f"{text.strip()!r} is a card, but {_what_now(view)}")
     by_number = {key: action for key, action, _ in options if key.isdigit()}
@@ -308,12 +307,6 @@ def _check_double(view: TableView, t: str, text: str) -> int:
     if action in view.legal:
         return action
     raise ChoiceError(refusal_text(view, action, choices=_listing(choices(view))))
-
-
-def _check_card(view: TableView, card: int) -> int:
-    if card in view.legal:
-        return card
-    raise ChoiceError(refusal_text(view, card))
 
 
 # ---------------------------------------------------------------------- the agent

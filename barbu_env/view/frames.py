@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -117,20 +116,6 @@ def _mini_card(draw: ImageDraw.ImageDraw, x: int, y: int, card: int) -> None:
     draw.text((x + MINI_W / 2, y + MINI_H - 4), SUIT_SYMBOLS[suit_of(card)], fill=colour, font=_font(16), anchor="mb")
 
 
-@dataclass
-class _Seat:
-    seat: int
-    place: str
-
-
-def _hand_cards(view: TableView, seat: int) -> list[int | None]:
-    """The cards to draw for a seat: its cards by suit (spades first, high to low) when the
-    view shows that hand, else as many backs as it holds."""
-    if seat in view.hands:
-        return [c for suit in hand_suits(view.hands[seat]) for c in suit]
-    return [None] * view.cards_left[seat]
-
-
 def draw_table(
     view: TableView,
     labels: Sequence[str] | None = None,
@@ -144,15 +129,15 @@ def draw_table(
     draw = ImageDraw.Draw(img)
     draw.ellipse((200, 150, 760, 500), fill=FELT_DARK)
     _header(draw, view, labels)
-    seats = [_Seat((view.viewer + k) % NUM_PLAYERS, PLACES[k]) for k in range(NUM_PLAYERS)]
-    for s in seats:
-        _seat(draw, view, s, labels)
+    seats = [((view.viewer + k) % NUM_PLAYERS, PLACES[k]) for k in range(NUM_PLAYERS)]
+    for seat, place in seats:
+        _seat(draw, view, seat, place, labels)
     if view.phase is Phase.DOMINO:
         _domino(draw, view)
     elif view.phase is Phase.GAME_OVER:
         _final_scores(draw, view, labels)
     else:
-        spot = {s.seat: TRICK_SPOTS[s.place] for s in seats}
+        spot = {seat: TRICK_SPOTS[place] for seat, place in seats}
         for seat, card in view.trick:
             edge, width = (WINNER, 4) if seat == winner else (CARD_EDGE, 1)
             _card(draw, *spot[seat], card, edge=edge, width=width)
@@ -192,8 +177,7 @@ def _header(draw: ImageDraw.ImageDraw, view: TableView, labels: Sequence[str] | 
     draw.text((FRAME_WIDTH - 12, 17), text, fill=DIM_TEXT, font=_font(14), anchor="rm")
 
 
-def _seat(draw: ImageDraw.ImageDraw, view: TableView, s: _Seat, labels: Sequence[str] | None) -> None:
-    seat = s.seat
+def _seat(draw: ImageDraw.ImageDraw, view: TableView, seat: int, place: str, labels: Sequence[str] | None) -> None:
     label = f"P{seat}" + (f" {labels[seat]}" if labels else "")
     if seat == view.declarer and view.phase is not Phase.GAME_OVER:
         label += "  (declarer)"
@@ -202,26 +186,31 @@ def _seat(draw: ImageDraw.ImageDraw, view: TableView, s: _Seat, labels: Sequence
         info += f"   tricks {view.tricks_won[seat]}   points {view.points[seat]:+d}"
     elif view.phase is Phase.DOMINO and seat in view.out_order:
         info += f"   out {view.out_order.index(seat) + 1}."
-    cards = _hand_cards(view, seat)
+    # its cards by suit (spades first, high to low) when the view shows that hand, else as many backs as it holds
+    cards = (
+        [c for suit in hand_suits(view.hands[seat]) for c in suit]
+        if seat in view.hands
+        else [None] * view.cards_left[seat]
+    )
     colour = TO_ACT if seat == view.to_act else TEXT
     font, small = _font(15, bold=True), _font(13)
-    if s.place in ("bottom", "top"):
+    if place in ("bottom", "top"):
         width = CARD_W + ROW_STEP * max(len(cards) - 1, 0)
         x0 = (FRAME_WIDTH - width) // 2
-        y_cards, y_label = (FRAME_HEIGHT - CARD_H - 10, FRAME_HEIGHT - CARD_H - 50) if s.place == "bottom" else (76, 42)
+        y_cards, y_label = (FRAME_HEIGHT - CARD_H - 10, FRAME_HEIGHT - CARD_H - 50) if place == "bottom" else (76, 42)
         for k, card in enumerate(cards):
             _card(draw, x0 + k * ROW_STEP, y_cards, card)
         draw.text((FRAME_WIDTH // 2, y_label), label, fill=colour, font=font, anchor="mt")
         draw.text((FRAME_WIDTH // 2, y_label + 19), info, fill=DIM_TEXT, font=small, anchor="mt")
     else:
-        x = 16 if s.place == "left" else FRAME_WIDTH - 16 - CARD_W
+        x = 16 if place == "left" else FRAME_WIDTH - 16 - CARD_W
         for k, card in enumerate(cards):
             _card(draw, x, 112 + k * COLUMN_STEP, card, index="column")
-        anchor_x, anchor = (16, "lt") if s.place == "left" else (FRAME_WIDTH - 16, "rt")
+        anchor_x, anchor = (16, "lt") if place == "left" else (FRAME_WIDTH - 16, "rt")
         draw.text((anchor_x, 48), label, fill=colour, font=font, anchor=anchor)
         draw.text((anchor_x, 68), info, fill=DIM_TEXT, font=small, anchor=anchor)
     if seat == view.to_act:
-        _turn_marker(draw, s.place)
+        _turn_marker(draw, place)
 
 
 def _turn_marker(draw: ImageDraw.ImageDraw, place: str) -> None:

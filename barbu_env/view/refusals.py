@@ -35,8 +35,6 @@ play 2♣ is not a choice in the doubling turns
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from ..game import _kernels as K
@@ -45,7 +43,7 @@ from ..game.cards import ACE_OF_HEARTS, KING_OF_HEARTS, RANK_NAMES, SUIT_MASK, S
 from ..game.constants import CONTRACT_LABELS, NUM_PLAYERS, Phase, Refusal
 from ..game.observation import decode
 from ..game.position import Positions
-from ..game.rules import Rules, load_rules
+from ..game.rules import Rules
 from .table import TableView, card_label, choice_text
 
 #: Where the game stands, for the "not a choice now" answers.
@@ -69,26 +67,13 @@ def refusal_code(view: TableView, action: int) -> Refusal:
         raise ValueError(f"it is P{view.to_act}'s turn, not P{view.viewer}'s: nothing is refused to P{view.viewer}")
     if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < NUM_ACTIONS:
         return Refusal.NO_SUCH_ACTION
-    rules = _rules(view)
+    rules = view.rules or Rules()
     p = Positions.from_observation(view.observation, rules, seat=view.viewer)
     return Refusal(K.refusal(p.ints, p.cards, K.rules_params(rules), 0, int(action)))
 
 
-def _rules(view: TableView) -> Rules:
-    return view.rules if view.rules is not None else load_rules(None)
-
-
-def times(n: int) -> str:
-    """``1 -> "once"``, ``2 -> "twice"``, ``3 -> "3 times"``."""
-    return {1: "once", 2: "twice"}.get(n, f"{n} times")
-
-
 def _seat(view: TableView, seat: int) -> str:
     return f"{view.name(seat)} (P{seat})" if seat != view.viewer else "you"
-
-
-def _seats(view: TableView, seats: Sequence[int]) -> str:
-    return " and ".join(_seat(view, p) for p in seats) or "nobody"
 
 
 def _owed(view: TableView, rules: Rules) -> int:
@@ -100,16 +85,11 @@ def _owed(view: TableView, rules: Rules) -> int:
     return round(float(owed[0, relative]) * rules.min_declarer_doubles)
 
 
-def _top_trump(view: TableView) -> int:
-    """The highest trump in the current trick, -1 if none."""
-    return max((c for _, c in view.trick if suit_of(c) == view.trump), default=-1)
-
-
 def reason(view: TableView, action: int, code: Refusal | None = None) -> str:
     """Why ``action`` is not legal for ``view``'s seat, in words (``code``: the kernels'
     reason, read with :func:`refusal_code` when not given); ``ValueError`` if it is legal."""
     code = refusal_code(view, action) if code is None else Refusal(code)
-    rules = _rules(view)
+    rules = view.rules or Rules()
     if code is Refusal.LEGAL:
         raise ValueError(f"{choice_text(action)} is legal now: nothing to explain")
     if code is Refusal.NO_SUCH_ACTION:
@@ -127,7 +107,7 @@ def reason(view: TableView, action: int, code: Refusal | None = None) -> str:
     if code is Refusal.FOLLOW_SUIT:
         return f"you must follow suit: {SUIT_NAMES[led]} were led and you hold some"
     if code is Refusal.OVERTRUMP:
-        top = _top_trump(view)
+        top = max((c for _, c in view.trick if suit_of(c) == view.trump), default=-1)  # the trick's highest trump
         beat = f"above {card_label(top)}" if top >= 0 else "higher than the trumps in the trick"
         return (
             f"you must overtrump: play a trump ({SUIT_NAMES[view.trump]}) {beat}, since you hold one "
@@ -166,17 +146,18 @@ def reason(view: TableView, action: int, code: Refusal | None = None) -> str:
     declarer = _seat(view, view.declarer)
     if code is Refusal.MUST_DOUBLE_DECLARER:
         n, owed = rules.min_declarer_doubles, _owed(view, rules)
+        times = {1: "once", 2: "twice"}.get(n, f"{n} times")
         left = view.contracts_left[view.declarer].bit_count() + 1
         still = f", and you still owe them {owed} in their {left} hand{'s' * (left > 1)} left" if owed else ""
         return (
             f"you must double the declarer, {declarer}, now: each player must double each declarer at least "
-            f"{times(n)} in their 7 hands (this table's rule min_declarer_doubles){still}"
+            f"{times} in their 7 hands (this table's rule min_declarer_doubles){still}"
         )
     if code is Refusal.DECLARER_REDOUBLES_ONLY:
         doubled_me = [p for p in range(NUM_PLAYERS) if p != view.viewer and view.named[p][view.viewer]]
         return (
             "as declarer you may only redouble players who doubled you "
-            f"({_seats(view, doubled_me) if doubled_me else 'nobody has'} doubled you)"
+            f"({' and '.join(_seat(view, p) for p in doubled_me) or 'nobody has'} doubled you)"
         )
     if code is Refusal.DECLARER_ONLY_CONTRACT:
         return f"in {contract} only the declarer, {declarer}, may be doubled"
@@ -217,4 +198,4 @@ def refusal_text(view: TableView, action: int, code: Refusal | None = None, choi
     return f"{why}; your choices: {choices}"
 
 
-__all__ = ["reason", "refusal_code", "refusal_text", "times"]
+__all__ = ["reason", "refusal_code", "refusal_text"]

@@ -11,16 +11,8 @@ once per cyclic *seating* r = 0..3: agent k (its position in ``--agents``) sits 
 ``(k + r) % 4``. ``--games N`` counts games, so N is rounded up to a multiple of 4 and
 there are N / 4 deal sets.
 
-Why cyclic rotations suffice: over the four seatings of a deal set, agent k sits in seat
-(k + r) % 4 for r = 0, 1, 2, 3, which is every seat exactly once (the seatings form a
-Latin square: each seating is a permutation, and each agent visits each seat once). The
-deals and the first declarer belong to the seats, so every agent meets every hand of
-every deal, and every declarer turn, from every seat, exactly as each other agent does.
-That removes the luck of the cards from the comparison, which is what duplicate play is
-for. What the cyclic rotations keep fixed is the circular order of the agents (agent
-k + 1 always sits on agent k's left); the 24 permutations would also vary who sits
-beside whom, at six times the cost, and matter only when agents of different kinds sit
-at the same table and exploit their neighbours differently.
+Every agent meets every hand of every deal, and every declarer turn, from every seat
+(docs/evaluation.md: why cyclic rotations suffice).
 
 Seeds and determinism
 ---------------------
@@ -28,12 +20,8 @@ The agent in seat s of seating r of deal set i is built with ``make_agent(spec,
 seed=agent_seed(seed, i, r, s), rules=rules)`` (agents that play by the point values read
 ``rules``; the others ignore it): the seed depends only on the game and the seat, not on
 the process or the order of play, so a tournament is reproducible for a seed whatever
-the number of worker processes. The seating is part of the seed on purpose: with a seed
-per deal set and seat alone, two seatings that put the same specs in the same seats
-(all four of them for ``random,random,random,random``, half of them for ``A,B,A,B``)
-would replay the very same game, wasting those games and reporting a spread of zero;
-the common random numbers that sharing would give otherwise help little, since a game
-takes another course at the first decision where two agents differ.
+the number of worker processes. The seating is part of the seed, so that
+two seatings with the same specs in the same seats do not replay the same game.
 
 Agents are built afresh for every game (``make_agent`` with the game's seeds); a loader
 of trained checkpoints should cache what it reads from disk so that building is cheap.
@@ -42,32 +30,16 @@ Playing fast
 ------------
 Deal sets are split into jobs of up to 16 (``schedule.jobs``, cut the same way whatever
 the number of workers) played by a ``ProcessPoolExecutor`` (``workers=1`` plays in this
-process) whose workers compute on one CPU thread each (``_worker_start``); a tqdm bar on
-stderr counts games. Jobs are made as they are handed out, at most
-``JOBS_IN_FLIGHT_PER_WORKER`` per worker waiting or running at a time, so a tournament
-starts at once whatever its size. A job's games, up to 64, step together on one batched
-engine (``barbu_env.game.vector.VectorBarbu``, the numba kernels behind ``barbu_env.env()``),
-played by the batched play driver (``barbu_env.game.driver.play``): each game is loaded at its
-first decision, and at each step the decisions of all its live games are handed to their
-agents, grouped (``driver.act_rows``); each agent gets exactly the observation dict
-``barbu_env.env()`` would give it (a test checks this), and every decision is put to its
-agent, forced ones included, as in the environment. Agents sharing what they decide with
-(trained policies loaded from one file: one network; heuristic agents under the same
-rules: one compiled kernel) have an equal ``batch_key`` and are asked together in one
-``act_batch`` call with ``instances``, each instance drawing its own action with its own
-generator; other agents with ``act_batch`` answer for their rows in one call (the random
-agent's draws, from its own generator, are exactly those of ``act`` row by row), the rest
-through ``act``. Hand results and doubles come from the engine's record of each finished
-hand; a game record (``records_dir``) is made by replaying the game's actions on a
-``BarbuState``, for the recorded games only. ``play_games`` plays the same loop and gives
-every game's ``BarbuState``.
+process), at most ``JOBS_IN_FLIGHT_PER_WORKER`` jobs per worker at a time. A job's games
+step together on one batched engine (``barbu_env.game.driver.play``): each agent gets
+exactly the observation dict ``barbu_env.env()`` would give it, at every decision, forced
+ones included; agents with an equal ``batch_key`` are asked in one ``act_batch`` call
+(``driver.act_rows``). ``play_games`` plays the same loop and gives every game's ``BarbuState``.
 
 Sizes
 -----
-``games`` is at least 1 (``check_games``). Every game's results (``GameData``, one row per
-game: int32 scores and hand scores, int16 declarers and contracts, int8 doubles; and the
-per-game table of the result) are kept until the statistics are taken, about 10 KB per
-game at the peak, so the statistics of N games need O(N) memory whatever the scheduling.
+``games`` is at least 1 (``check_games``). Every game's results (``GameData``) are kept
+until the statistics are taken: memory in proportion to the games (docs/evaluation.md).
 
 Statistics
 ----------
@@ -89,21 +61,11 @@ With only one entry the head-to-head table is given per instance.
 
 Modules
 -------
-Each module of the package has one job; every name documented here is importable from
-``barbu_env.evaluation.tournament`` itself.
-
-- ``schedule``: what a tournament plays: sizes and the checks before play, deal sets,
-  seatings, seeds, labels, and the jobs it is cut into;
-- ``play``: playing games: the batched play loop (``play_games``, ``play_game``) and a
-  worker's job (``_play_job``), giving per-game arrays (``GameData``);
-- ``stats``: the statistics: ``t95``, ``Estimate``, ``summarize`` and
-  ``TournamentResult``;
-- ``report``: the text table (``format_table``) and the plot
-  (``plot_results``);
-- this module: ``evaluate``, which checks what it is asked, hands the jobs to the
-  worker processes, saves the records asked for and summarizes the games.
-
-The league (``barbu_env.evaluation.league``) builds on the same pieces.
+``schedule`` (sizes, checks, deal sets, seatings, seeds, labels, jobs), ``play`` (the
+play loop and a worker's job), ``stats`` (the statistics) and ``report`` (the table and
+the plot); every name documented here is importable from this package, whose
+``evaluate`` hands the jobs to the workers and summarizes the games. The league
+(``barbu_env.evaluation.league``) builds on the same pieces.
 
 >>> r = evaluate(["random"] * 4, games=4, seed=3, workers=1)
 >>> r.games, r.deal_sets, [e.label for e in r.entries], r.entries[0].score.mean  # zero-sum game
@@ -126,7 +88,7 @@ from barbu_env.agents.registry import AgentSpec, specs_of
 from barbu_env.evaluation.records import GameRecord
 from barbu_env.game.constants import NUM_PLAYERS
 from barbu_env.game.rules import Rules, load_rules
-from barbu_env.util.files import OutputError, cut_text
+from barbu_env.util.files import OutputError
 
 from .play import GameData, PlayedGame, _play_job, play_game, play_games
 from .report import CONTRACT_LABELS, format_table, plot_results, progress_bar
@@ -185,11 +147,7 @@ def evaluate(
     n_sets = deal_sets(games)
     if records_dir is not None:
         records_dir = Path(records_dir)
-        try:
-            records_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            folder = cut_text(str(records_dir))
-            raise OutputError(f"cannot make the records folder {folder}: {e.strerror or e}") from None
+        records_dir.mkdir(parents=True, exist_ok=True)
         record_games = n_sets * SEATINGS if record_games is None else record_games
     else:
         record_games = 0

@@ -31,52 +31,37 @@ if TYPE_CHECKING:
 
     from .play import GameData
 
-# Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom.
-_T95 = (
-    12.706,
-    4.303,
-    3.182,
-    2.776,
-    2.571,
-    2.447,
-    2.365,
-    2.306,
-    2.262,
-    2.228,
-    2.201,
-    2.179,
-    2.160,
-    2.145,
-    2.131,
-    2.120,
-    2.110,
-    2.101,
-    2.093,
-    2.086,
-    2.080,
-    2.074,
-    2.069,
-    2.064,
-    2.060,
-    2.056,
-    2.052,
-    2.048,
-    2.045,
-    2.042,
-)
+
+def _coverage(t: float, df: int) -> float:
+    """P(|T| <= t) for Student's t with ``df`` degrees of freedom (Abramowitz & Stegun 26.7.3-4)."""
+    theta = math.atan(t / math.sqrt(df))
+    c2 = math.cos(theta) ** 2
+    odd = df % 2
+    term = series = math.cos(theta) if odd else 1.0
+    for k in range(2 + odd, df - 1, 2):
+        term *= (k - 1) / k * c2
+        series += term
+    if not odd:
+        return math.sin(theta) * series
+    return 2 / math.pi * (theta + (math.sin(theta) * series if df > 1 else 0.0))
 
 
 def t95(df: int) -> float:
-    """Two-sided 95% quantile of Student's t with ``df`` degrees of freedom: a table to
-    30, then the Cornish-Fisher expansion (Abramowitz & Stegun 26.7.5), exact to 1e-3.
+    """Two-sided 95% quantile of Student's t with ``df`` degrees of freedom: to 30, the exact
+    quantile (a bisection on ``_coverage``) rounded to 3 decimals, as tables print it; then
+    the Cornish-Fisher expansion (Abramowitz & Stegun 26.7.5), exact to 1e-3.
 
     >>> t95(10), round(t95(120), 3)
     (2.228, 1.98)
     """
-    if df <= len(_T95):
-        return _T95[df - 1]
-    z = 1.959964
-    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+    if df > 30:
+        z = 1.959964
+        return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+    low, high = 0.0, 13.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if _coverage(mid, df) < 0.95 else (low, mid)
+    return round(high, 3)
 
 
 @dataclass(frozen=True)
