@@ -39,10 +39,7 @@ def files(tmp_path_factory) -> dict[str, Path]:
     out["not_ckpt"] = d / "weights.pt"
     out["not_ckpt"].write_bytes(b"these are not weights\n")
     for name, text in {
-        "wrong_type": 'learning_rate: "fast"\n',
-        "unknown": "lerning_rate: 0.001\n",
         "not_yaml": "seed: [1, 2\n",
-        "rules_bogus": "rules: bogus\n",
     }.items():
         out[name] = d / f"{name}.yaml"
         out[name].write_text(text)
@@ -55,13 +52,7 @@ def _agents(spec: str) -> list[str]:
 
 BAD_COMMANDS = {
     "missing config": (lambda f: ["train", "--config", "missing.yaml"], "missing.yaml"),
-    "wrong type": (
-        lambda f: ["train", "--config", str(f["wrong_type"])],
-        "learning_rate must be a number above 0, at most 1, not 'fast'",
-    ),
-    "unknown field": (lambda f: ["train", "--config", str(f["unknown"])], "unknown training field(s) 'lerning_rate'"),
     "config not yaml": (lambda f: ["train", "--config", str(f["not_yaml"])], "not valid YAML"),
-    "train bogus rules": (lambda f: ["train", "--config", str(f["rules_bogus"])], "unknown rules preset 'bogus'"),
     "resume not a checkpoint": (
         lambda f: ["train", "--resume", str(f["not_ckpt"]), "--run-dir", str(f["not_ckpt"].parent)],
         "not a barbu checkpoint",
@@ -166,7 +157,7 @@ def test_a_file_that_is_not_a_record_is_a_value_error(tmp_path_factory, blob):
 SWITCHES = [f for f in Rules.__dataclass_fields__]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.dictionaries(st.sampled_from(SWITCHES) | JSON.filter(lambda k: isinstance(k, (str, int))), JSON, max_size=4))
 def test_a_malformed_rules_mapping_is_a_rules_error_and_nothing_else(mapping):
     try:
