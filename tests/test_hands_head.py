@@ -211,8 +211,6 @@ def test_a_run_with_the_hands_term_starts_from_a_network_without_the_head_and_it
 
 
 def test_what_the_hands_term_cannot_work_with_is_refused():
-    with pytest.raises(ValueError, match="hands_coef 0.5 needs central_critic"):
-        config.Args(hands_coef=0.5)
     with pytest.raises(ValueError, match="hands_coef and belief_rows are PPO's"):
         config.Args(init="ppo", expert={"games": 2}, central_critic=True, hands_coef=0.5)
     with pytest.raises(ValueError, match="hands_head 0 or 1"):

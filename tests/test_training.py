@@ -273,13 +273,6 @@ def test_a_saved_and_loaded_checkpoint_gives_identical_actions(tmp_path):
     assert [agent1.act(obs_dict) for _ in range(20)] == [agent2.act(obs_dict) for _ in range(20)]
 
 
-def test_checkpoints_load_with_weights_only(tmp_path):
-    path = tmp_path / "p.pt"
-    save_checkpoint(path, BarbuActorCritic(PolicyConfig(hidden=32, card_embed=4)))
-    payload = torch.load(path, weights_only=True)
-    assert set(payload) >= {"model_config", "state_dict"}
-
-
 def test_command_line_flags_override_the_config():
     ns = vars(
         config_cli.build_parser().parse_args(
@@ -304,12 +297,6 @@ def test_the_shipped_configs_end_on_a_decision_budget_not_a_clock(name):
     # the amount of training, and the strength it buys, must not depend on the machine
     args = config_cli.load_args(str(ROOT / f"configs/train/{name}.yaml"))
     assert args.time_budget_minutes == 0 and 10**6 < args.total_decisions < 10**9
-
-
-def test_the_help_lists_every_flag(capsys):
-    with pytest.raises(SystemExit):
-        config_cli.build_parser().parse_args(["--help"])
-    assert "about 23% of decisions are forced" in " ".join(capsys.readouterr().out.split())
 
 
 def test_every_argument_has_a_description():
@@ -385,14 +372,7 @@ def test_a_run_with_a_privileged_critic_starts_from_a_checkpoint_without_one(tmp
     assert all(torch.equal(a, b) for a, b in zip(again.model.parameters(), started.model.parameters(), strict=True))
 
 
-def test_the_network_defaults_read_this_observation_layout():
-    from barbu_env.game.observation import NUM_CARD_ROWS, OBS_LAYOUT
-
-    c = PolicyConfig()
-    assert (c.obs_dim, c.card_rows, c.obs_layout) == (OBS_DIM, NUM_CARD_ROWS, OBS_LAYOUT)
-
-
-@pytest.mark.parametrize("layout", [None, 1, 3])
+@pytest.mark.parametrize("layout", [None, 3])
 def test_a_checkpoint_of_another_observation_layout_is_refused_with_a_clear_message(tmp_path, layout):
     path = tmp_path / "old.pt"
     model = BarbuActorCritic(PolicyConfig(hidden=16, card_embed=4))
