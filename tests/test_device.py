@@ -22,7 +22,7 @@ from barbu_training.config import Args, model_config
 from barbu_training.run import Trainer
 from barbu_training.train import main
 
-TINY = tiny(snapshot_every=1)  # a pool snapshot each iteration
+TINY = tiny(episode="hand", snapshot_every=1)  # rollouts of two hands, a pool snapshot each iteration
 
 
 @pytest.fixture
@@ -82,11 +82,11 @@ def test_a_device_that_is_not_there_is_an_error_naming_what_is(no_gpu, name):
 
 
 def test_a_run_on_an_explicit_cpu_device_trains_saves_cpu_tensors_and_resumes(tmp_path):
-    args = Args(run_dir=str(tmp_path), exp_name="cpu", device="cpu", total_decisions=3000, **TINY)
+    args = Args(run_dir=str(tmp_path), exp_name="cpu", device="cpu", total_decisions=50, **TINY)
     trainer = Trainer(args)
     assert trainer.device == torch.device("cpu")
     summary = trainer.run()
-    assert summary["iterations"] == 1 and summary["decisions"] >= 3000
+    assert summary["iterations"] == 1 and summary["decisions"] >= 50
     latest = tmp_path / "cpu" / "checkpoints" / "latest.pt"
     payload = torch.load(latest, weights_only=True)  # no map_location: each tensor where it was saved
     saved = [*payload["state_dict"].values(), *payload["pool"]["0"].values()]
