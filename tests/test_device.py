@@ -125,7 +125,7 @@ def test_rollout_opponents_with_a_network_are_built_on_the_policys_device(tmp_pa
     pool = {0: BarbuActorCritic(model_config(args)).state_dict()}
     collector = rollout.Collector(args, load_rules("standard"))
     collector.collect(model, pool, np.random.default_rng(0), torch.Generator().manual_seed(0))
-    assert built == {str(policy_file): "cpu", "random": None}
+    assert {str(spec): device for spec, device in built.items()} == {str(policy_file): "cpu", "random": None}
     assert all(next(m.parameters()).device == torch.device("cpu") for m in collector.snapshot_models.values())
 
 
@@ -164,7 +164,12 @@ def test_pimc_places_a_checkpoint_rollout_policy_on_its_device(policy_file, no_g
 
 
 def test_eval_device_goes_to_the_agents_that_take_one_and_plays_in_this_process(policy_file):
-    from barbu_env.cli.agents import on_device as _on_device
+    from barbu_env.agents import parse_agents
+    from barbu_env.cli.agents import on_device
+
+    def _on_device(texts, device, workers):
+        placed, workers = on_device(parse_agents(",".join(texts)), device, workers)
+        return [str(s) for s in placed], workers
 
     specs = [str(policy_file), "heuristic", f"pimc:rollout={policy_file}", f"{policy_file}:device=cpu"]
     assert _on_device(specs, "cpu", None) == (specs, None)  # the default: the specs as written
