@@ -161,8 +161,6 @@ def test_the_best_response_to_a_network_with_belief_rows_trains_the_same_network
     "fields",
     [
         {"belief_hidden": 8},
-        {"belief_layers": 2},
-        {"belief_hidden": -1, "belief_layers": 2},
         {"belief_hidden": 9000, "belief_layers": 1},
     ],
 )

@@ -107,15 +107,6 @@ def test_replay_of_a_tampered_record_fails_with_a_message(tmp_path, capsys):
     assert "barbu replay: error: final scores" in capsys.readouterr().err
 
 
-def test_eval_errors_are_messages_not_tracebacks(capsys):
-    assert main(["eval", "--agents", "random,random,random", "--games", "4", "--no-progress"]) == 1
-    assert "exactly 4 agents" in capsys.readouterr().err
-    assert main(["eval", "--agents", "random,random,random,nobody", "--no-progress"]) == 1
-    assert "unknown agent 'nobody'" in capsys.readouterr().err
-    assert main(["eval", "--agents", "random,random,random,random", "--record-games", "3"]) == 1
-    assert "--record-games needs --records" in capsys.readouterr().err
-
-
 def test_bench_passes_its_arguments_through(tmp_path, capsys):
     out = tmp_path / "bench.json"
     assert main(["bench", "--games", "1", "--no-pin", "--pimc-games", "0", "--json", str(out)]) == 0

@@ -1,5 +1,5 @@
-"""Bad command lines end in one clear line, never a traceback (issue 27, item 8), and the
-rules' point switches are bounded so that no score leaves the engine's number types.
+"""Bad command lines end in one clear line, never a traceback, and nothing is printed first;
+the rules' point switches are bounded so that no score leaves the engine's number types.
 
 The table drives ``barbu_env.cli.main.main`` in this process (a subprocess only where standard
 input must be closed); each row is a command line, the files it needs and the reason its
@@ -47,54 +47,63 @@ def files(tmp_path_factory) -> dict[str, str]:
         "three agents": record("three.json", agents=["a", "b", "c"]),
         "huge rule": record("huge.json", rules={**good["rules"], "barbu_points": 10**30}),
         "a file": record("not_a_folder.json"),
+        "version 9": record("v9.json", version=9),
+        "scores of text": record("typed.json", final_scores="all zero"),
     }
-    (d / "nested.json").write_text("[" * 100_000 + "]" * 100_000)
-    out["nested"] = str(d / "nested.json")
+    (d / "weights.pt").write_bytes(b"these are not weights\n")
+    out["not a checkpoint"] = str(d / "weights.pt")
+    (d / "not_yaml.yaml").write_text("seed: [1, 2\n")
+    out["not yaml"] = str(d / "not_yaml.yaml")
     out["missing"] = str(d / "no_such_folder" / "out.json")
     return out
 
 
 # name: (argv from the files, the reason the error line must name, standard input closed)
 ROWS = {
+    "train, config missing": (lambda f: ["train", "--config", "missing.yaml"], "missing.yaml", False),
+    "train, config not YAML": (lambda f: ["train", "--config", f["not yaml"]], "not valid YAML", False),
+    "train, resume not a checkpoint": (
+        lambda f: ["train", "--resume", f["not a checkpoint"]],
+        "not a barbu checkpoint",
+        False,
+    ),
+    "replay, record missing": (lambda f: ["replay", "missing.json"], "missing.json", False),
+    "replay, record version": (lambda f: ["replay", f["version 9"]], "version 9 is not supported", False),
+    "replay, record field type": (
+        lambda f: ["replay", f["scores of text"]],
+        "'final_scores' must be a list of 4 integers",
+        False,
+    ),
     "replay, three agent names": (lambda f: ["replay", f["three agents"]], "list of 4 agent names", False),
-    "replay, JSON nested deeply": (lambda f: ["replay", f["nested"]], "nested too deeply", False),
-    "replay, huge rule integer": (lambda f: ["replay", f["huge rule"]], "'barbu_points' must be an integer in", False),
-    "replay, video to a missing folder": (
-        lambda f: ["replay", f["record"], "--video", f["missing"][:-5] + ".gif"],
-        "--video",
+    "replay, a rule past its bound": (lambda f: ["replay", f["huge rule"]], "'barbu_points' must be an integer", False),
+    "eval, exactly four agents": (
+        lambda f: ["eval", "--agents", "random,random,random", "--games", "4", "--no-progress"],
+        "exactly 4 agents",
         False,
     ),
-    "replay, fps not a number": (
-        lambda f: ["replay", f["record"], "--fps", "nan", "--video", "x.gif"],
-        "argument --fps",
+    "eval, unknown agent": (
+        lambda f: ["eval", "--agents", "random,random,random,nobody", "--no-progress"],
+        "unknown agent 'nobody'",
         False,
     ),
-    "eval, rules file missing": (
-        lambda f: ["eval", "--agents", FOUR, "--games", "4", "--rules", f["missing"][:-5] + ".yaml"],
-        "not found",
+    "eval, not a checkpoint": (
+        lambda f: ["eval", "--agents", f"{f['not a checkpoint']},random,random,random", "--no-progress"],
+        "not a barbu checkpoint",
         False,
     ),
-    "eval, no workers": (
-        lambda f: ["eval", "--agents", FOUR, "--games", "4", "--workers", "0", "--no-progress"],
-        "argument --workers",
+    "eval, unknown rules preset": (
+        lambda f: ["eval", "--agents", FOUR, "--games", "4", "--no-progress", "--rules", "bogus"],
+        "unknown rules preset 'bogus'",
         False,
     ),
-    "eval, agent parameter of the wrong kind": (
-        lambda f: (
-            ["eval", "--agents", "ppo:deterministic=maybe,random,random,random", "--games", "4"]
-            + ["--workers", "1", "--no-progress"]
-        ),
-        "parameter deterministic takes true or false, not 'maybe'",
+    "eval, --record-games without --records": (
+        lambda f: ["eval", "--agents", FOUR, "--record-games", "3"],
+        "--record-games needs --records",
         False,
     ),
     "eval, out to a missing folder": (
         lambda f: ["eval", "--agents", FOUR, "--games", "4", "--workers", "1", "--no-progress", "--out", f["missing"]],
         "--out",
-        False,
-    ),
-    "eval, unknown device": (
-        lambda f: ["eval", "--agents", FOUR, "--games", "4", "--workers", "1", "--no-progress", "--device", "gpu"],
-        "argument --device",
         False,
     ),
     "league, cache is a file": (
@@ -105,19 +114,7 @@ ROWS = {
         "--cache",
         False,
     ),
-    "play, record to a missing folder": (
-        lambda f: ["play", "--agents", FOUR, "--hands", "1", "--seed", "1", "--record", f["missing"]],
-        "--record",
-        False,
-    ),
-    "play, negative seed": (lambda f: ["play", "--agents", FOUR, "--hands", "1", "--seed", "-5"], "--seed", False),
     "play, standard input closed": (lambda f: ["play", "--seed", "1"], "standard input is closed", True),
-    "serve, port out of range": (lambda f: ["serve", "--port", "-1"], "argument --port", False),
-    "bench, a core this process may not use": (
-        lambda f: ["bench", "--pin-core", "100000", "--games", "1", "--pimc-games", "0"],
-        "cannot pin to core 100000",
-        False,
-    ),
     "bench, json to a missing folder": (
         lambda f: ["bench", "--games", "1", "--no-pin", "--pimc-games", "0", "--json", f["missing"]],
         "--json",
@@ -158,6 +155,7 @@ def test_a_bad_command_line_is_refused_on_one_line_before_anything_runs(row, fil
     assert len(lines) == 1, err
     assert lines[0].startswith(f"barbu {argv[0]}: error: ") and reason in lines[0], lines[0]
     assert out == "", out  # refused before playing, measuring or serving anything
+    assert not (tmp_path / "runs").exists()  # a run that cannot start leaves no folder behind
 
 
 # ---------------------------------------------------------------------- the rules' bounds
@@ -182,36 +180,15 @@ def _extreme_rules(sign: int):
     )
 
 
-@pytest.mark.parametrize("switch", ["no_tricks_points", "barbu_points", "no_last_two_points", "domino_scores"])
+@pytest.mark.parametrize("switch", ["barbu_points", "domino_scores"])
 def test_a_point_switch_beyond_its_bound_is_a_rules_error_naming_it_and_its_range(switch):
     from barbu_env.game.rules import POINTS_LIMIT, Rules, RulesError, load_rules
 
-    tuple_size = {"no_last_two_points": 2, "domino_scores": 4}.get(switch)
-    for value in (POINTS_LIMIT + 1, -(POINTS_LIMIT + 1), 2**62, 10**30):
-        bad = [0] * (tuple_size - 1) + [value] if tuple_size else value
-        with pytest.raises(RulesError, match=rf"'{switch}' must be .* in -{POINTS_LIMIT}\.\.{POINTS_LIMIT}"):
-            load_rules({switch: bad})
-    edge = [POINTS_LIMIT] * tuple_size if tuple_size else -POINTS_LIMIT
-    assert getattr(Rules.from_mapping({switch: edge}), switch) == (tuple(edge) if tuple_size else edge)
-
-
-def test_the_bound_keeps_the_worst_game_inside_every_number_type_scores_pass_through():
-    from barbu_env.evaluation import tournament
-    from barbu_env.game.rules import POINTS_LIMIT, SCORE_LIMIT
-    from barbu_env.game.vector import VectorBarbu
-
-    env = VectorBarbu(1, seed=0)
-    _, masks, _ = env.reset()
-    *_, rewards, _, infos = env.step(np.asarray(masks).argmax(axis=1))
-    for dtype in (rewards.dtype, infos["final_scores"].dtype):  # float32: exact integers up to 2**24
-        exact = 2 ** (np.finfo(dtype).nmant + 1) if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).max
-        assert SCORE_LIMIT <= exact
-    assert SCORE_LIMIT <= np.iinfo(np.int32).max  # the tournament's per-game arrays
-    assert "int32" in Path(tournament.__file__).read_text()  # (still the narrowest integer type there)
-    for sign in (1, -1):
-        worst = _extreme_rules(sign).score_bound()
-        assert worst == 1160 * POINTS_LIMIT <= SCORE_LIMIT
-    assert 1160 * 10 * POINTS_LIMIT > SCORE_LIMIT  # the next power of ten would not fit
+    bad = [0, 0, 0, POINTS_LIMIT + 1] if switch == "domino_scores" else -(POINTS_LIMIT + 1)
+    with pytest.raises(RulesError, match=rf"'{switch}' must be .* in -{POINTS_LIMIT}\.\.{POINTS_LIMIT}"):
+        load_rules({switch: bad})
+    edge = [POINTS_LIMIT] * 4 if switch == "domino_scores" else -POINTS_LIMIT
+    assert getattr(Rules.from_mapping({switch: edge}), switch) == (tuple(edge) if switch == "domino_scores" else edge)
 
 
 def test_the_worst_hand_settles_exactly_at_its_bound_through_the_kernels():
@@ -247,32 +224,6 @@ def test_the_worst_hand_settles_exactly_at_its_bound_through_the_kernels():
     assert rewards.tolist()[0] == [float(v) for v in result.settled]
 
 
-def test_no_score_of_random_games_exceeds_the_bound_of_their_rules():
-    from barbu_env.game.engine import BarbuState
-    from barbu_env.game.rules import POINTS_LIMIT, Rules
-
-    rng = np.random.default_rng(27)
-    for _ in range(6):
-        v = [int(x) for x in rng.integers(-POINTS_LIMIT, POINTS_LIMIT + 1, size=12)]
-        rules = Rules(
-            no_tricks_points=v[0],
-            no_hearts_points=v[1],
-            no_hearts_ace_points=v[2],
-            no_queens_points=v[3],
-            barbu_points=v[4],
-            no_last_two_points=(v[5], v[6]),
-            trumps_points=v[7],
-            domino_scores=tuple(v[8:12]),
-            doubling_targets=str(rng.choice(["anyone", "declarer_only"])),
-        )
-        state = BarbuState.new_game(rules, rng=rng)
-        while not state.is_terminal:
-            legal = state.legal_actions()
-            state.apply_action(legal[-1] if rng.random() < 0.7 else legal[rng.integers(len(legal))])  # doubles often
-        seen = [abs(x) for r in state.results for x in (*r.raw, *r.settled)] + [abs(x) for x in state.scores]
-        assert max(seen) <= rules.score_bound()
-
-
 # ---------------------------------------------------------------------- what a record prints
 
 
@@ -306,10 +257,6 @@ def test_agent_parameters_of_the_wrong_kind_are_refused_with_what_they_take():
 
 
 def test_serve_refuses_a_bad_host_or_a_port_in_use_in_one_line_before_it_announces_an_address(capsys):
-    import socket
-
-    from barbu_env.cli.main import main
-
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
     taken.listen()
@@ -318,55 +265,12 @@ def test_serve_refuses_a_bad_host_or_a_port_in_use_in_one_line_before_it_announc
         for extra, said in (
             (["--port", str(taken.getsockname()[1])], "cannot listen on '127.0.0.1' port"),
             (["--host", "a b"], "--host 'a b'"),
-            (["--host", "a" * 100], "is not a host name or address"),
-            (["--host", "224.0.0.1"], "is a multicast or broadcast address"),
-            (["--host", "255.255.255.255"], "is a multicast or broadcast address"),
         ):
             assert main([*table, *extra]) == 1
             captured = capsys.readouterr()
             assert said in captured.err and captured.err.count("\n") == 1 and "Barbu table at" not in captured.out
     finally:
         taken.close()
-
-
-def _subnet_broadcast() -> str | None:
-    """A broadcast address of this machine's IPv4 subnets (from ``ip``), if it has one."""
-    import re
-    import shutil
-    import subprocess
-
-    if shutil.which("ip") is None:
-        return None
-    out = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True).stdout
-    found = re.findall(r" brd (\d+\.\d+\.\d+\.\d+)", out)
-    return found[0] if found else None
-
-
-@pytest.mark.parametrize(
-    "host, said",
-    [
-        pytest.param(
-            "::ffff:224.0.0.1", "is a multicast or broadcast address", marks=pytest.mark.skipif("not _has_ipv6()")
-        ),
-        pytest.param(
-            "::ffff:255.255.255.255",
-            "is a multicast or broadcast address",
-            marks=pytest.mark.skipif("not _has_ipv6()"),
-        ),
-        pytest.param(
-            "SUBNET", "nothing connects to it", marks=pytest.mark.skipif("_subnet_broadcast() is None")
-        ),  # binds, and no client can reach it
-    ],
-)
-def test_serve_refuses_an_address_that_binds_but_no_client_can_reach(host, said):
-    """Where ``serve`` gets its socket (its one-line refusals are above): a socket it took
-    on such an address would be served for ever, with an address announced that no
-    browser opens."""
-    from barbu_env.cli.serve import _listening_socket
-
-    host = _subnet_broadcast() if host == "SUBNET" else host
-    with pytest.raises((OSError, ValueError), match=said):
-        _listening_socket(host, 0, 8).close()
 
 
 def _has_ipv6() -> bool:
@@ -383,9 +287,6 @@ def _has_ipv6() -> bool:
     [
         (None, "127.0.0.1", None),
         ("0.0.0.0", "127.0.0.1", "IPv4"),
-        pytest.param(
-            "::ffff:0.0.0.0", "127.0.0.1", "IPv4", marks=pytest.mark.skipif(not _has_ipv6(), reason="no IPv6")
-        ),
         pytest.param("::", "[::1]", "IPv6", marks=pytest.mark.skipif(not _has_ipv6(), reason="no IPv6 loopback")),
     ],
 )

@@ -27,30 +27,17 @@ ROOT = Path(__file__).resolve().parent.parent
 #: one hand per rollout, a few hundred decisions, a final evaluation of 4 games.
 CHEAP = tiny(num_games=1, episode="hand", total_decisions=200, exp_name="old", run_dir="runs")
 
-#: A bad config and the field its refusal names: the schema's bounds, types and choices, an
-#: unknown field, the rules between fields, and what the preflight checks on the machine.
+#: A bad config and the field its refusal names: a misspelt field, a type, a bound, a rule
+#: between fields, and what the preflight checks on the machine.
 CASES = [
-    ({"exp_name": "a/b"}, "exp_name"),
-    ({"seed": -1}, "seed"),
-    ({"total_decisions": "many"}, "total_decisions"),
-    ({"time_budget_minutes": float("nan")}, "time_budget_minutes"),
-    ({"num_games": 2.5}, "num_games"),
-    ({"episode": "deal"}, "episode"),
-    ({"hidden": 10**6}, "hidden"),
     ({"lerning_rate": 0.1}, "lerning_rate"),
+    ({"total_decisions": "many"}, "total_decisions"),
     ({"stages": [{}, {"gamma": 5.0}]}, "gamma"),
-    ({"stages": [{"init_from": "best"}]}, "init_from"),
-    ({"expert": {"worlds": 0}, "init": "ppo"}, "worlds"),
     ({"eval_every": 3, "eval_games": 0}, "eval_games"),
-    ({"opp_self": 0, "opp_pool": 0, "opp_baselines": 0}, "opp_pool"),
-    ({"kl_coef": 0.5}, "kl_anchor"),
     ({"hands_coef": 0.5}, "central_critic"),
     ({"rules": "no_such_rules"}, "rules"),
     ({"resume": "missing.pt"}, "resume"),
-    ({"init": "heuristic"}, "init"),
-    ({"device": "tpu"}, "device"),
     ({"baselines": "heuristic,nope"}, "baselines"),
-    ({"eval_opponents": ""}, "eval_opponents"),
 ]
 
 
@@ -97,21 +84,12 @@ def test_a_bad_config_is_refused_in_one_line_and_leaves_the_run_folder_untouched
     assert _tree(old_run) == before
 
 
-@pytest.mark.parametrize(
-    "flags,named",
-    [
-        (["--gamma", "nan"], "gamma"),
-        (["--learning-rate", "inf"], "learning_rate"),
-        (["--num-games", "0"], "num_games"),
-        (["--eval-opponents", "nobody"], "eval_opponents"),
-    ],
-)
-def test_bad_flags_are_refused_alike(old_run, capsys, flags, named):
+def test_a_bad_flag_is_refused_alike(old_run, capsys):
     good = old_run / "good.yaml"
     good.write_text(yaml.safe_dump(CHEAP))
     before = _tree(old_run)
-    assert barbu(["train", "--config", str(good), *flags]) == 1
-    assert named in _one_line(capsys.readouterr().err)
+    assert barbu(["train", "--config", str(good), "--num-games", "0"]) == 1
+    assert "num_games" in _one_line(capsys.readouterr().err)
     assert _tree(old_run) == before
 
 
@@ -212,7 +190,6 @@ UPDATE = ppo.ppo_update
 @pytest.mark.parametrize(
     "fields,poison,what",
     [
-        (dict(reward_scale=1e37), False, "rollout's returns"),  # past float32's range
         (dict(reward_scale=1e30), False, "value_loss"),
         ({}, True, "weights"),
     ],

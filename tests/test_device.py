@@ -22,7 +22,7 @@ from barbu_training.config import Args, model_config
 from barbu_training.run import Trainer
 from barbu_training.train import main
 
-TINY = tiny(snapshot_every=1)  # a pool snapshot each iteration
+TINY = tiny(episode="hand", snapshot_every=1)  # rollouts of two hands, a pool snapshot each iteration
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ def test_cuda_n_is_checked_against_the_gpus_present(two_gpus):
         resolve_device("cuda:3")
 
 
-@pytest.mark.parametrize("name", ["cuda", "cuda:3", "mps", "tpu", "xla"])
+@pytest.mark.parametrize("name", ["cuda", "tpu"])
 def test_a_device_that_is_not_there_is_an_error_naming_what_is(no_gpu, name):
     with pytest.raises(ValueError, match=rf"device '{name}': a device is auto, .* one this machine has \(cpu\)"):
         resolve_device(name)
@@ -82,11 +82,11 @@ def test_a_device_that_is_not_there_is_an_error_naming_what_is(no_gpu, name):
 
 
 def test_a_run_on_an_explicit_cpu_device_trains_saves_cpu_tensors_and_resumes(tmp_path):
-    args = Args(run_dir=str(tmp_path), exp_name="cpu", device="cpu", total_decisions=3000, **TINY)
+    args = Args(run_dir=str(tmp_path), exp_name="cpu", device="cpu", total_decisions=50, **TINY)
     trainer = Trainer(args)
     assert trainer.device == torch.device("cpu")
     summary = trainer.run()
-    assert summary["iterations"] == 1 and summary["decisions"] >= 3000
+    assert summary["iterations"] == 1 and summary["decisions"] >= 50
     latest = tmp_path / "cpu" / "checkpoints" / "latest.pt"
     payload = torch.load(latest, weights_only=True)  # no map_location: each tensor where it was saved
     saved = [*payload["state_dict"].values(), *payload["pool"]["0"].values()]
@@ -125,7 +125,7 @@ def test_rollout_opponents_with_a_network_are_built_on_the_policys_device(tmp_pa
     pool = {0: BarbuActorCritic(model_config(args)).state_dict()}
     collector = rollout.Collector(args, load_rules("standard"))
     collector.collect(model, pool, np.random.default_rng(0), torch.Generator().manual_seed(0))
-    assert built == {str(policy_file): "cpu", "random": None}
+    assert {str(spec): device for spec, device in built.items()} == {str(policy_file): "cpu", "random": None}
     assert all(next(m.parameters()).device == torch.device("cpu") for m in collector.snapshot_models.values())
 
 
@@ -164,7 +164,12 @@ def test_pimc_places_a_checkpoint_rollout_policy_on_its_device(policy_file, no_g
 
 
 def test_eval_device_goes_to_the_agents_that_take_one_and_plays_in_this_process(policy_file):
-    from barbu_env.cli.agents import on_device as _on_device
+    from barbu_env.agents import parse_agents
+    from barbu_env.cli.agents import on_device
+
+    def _on_device(texts, device, workers):
+        placed, workers = on_device(parse_agents(",".join(texts)), device, workers)
+        return [str(s) for s in placed], workers
 
     specs = [str(policy_file), "heuristic", f"pimc:rollout={policy_file}", f"{policy_file}:device=cpu"]
     assert _on_device(specs, "cpu", None) == (specs, None)  # the default: the specs as written

@@ -35,8 +35,8 @@ def one_line_error(err: str, command: str) -> str:
 
 @pytest.mark.parametrize(
     "argv",
-    [[*EVAL, "--games", "0"], [*EVAL, "--games", "-3"], [*LEAGUE, "--games", "0"], [*LEAGUE, "--games", "-3"]],
-    ids=["eval 0", "eval -3", "league 0", "league -3"],
+    [[*EVAL, "--games", "0"], [*LEAGUE, "--games", "0"]],
+    ids=["eval 0", "league 0"],
 )
 def test_no_games_or_fewer_is_refused_with_one_line(argv, capsys):
     try:

@@ -17,6 +17,7 @@ from barbu_models.policy import load_checkpoint
 ROOT = Path(__file__).resolve().parent.parent
 TINY_CONFIG = """\
 num_games: 2
+episode: hand
 num_workers: 1
 torch_threads: 1
 hidden: 32

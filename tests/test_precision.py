@@ -61,7 +61,9 @@ def test_the_rollout_stores_log_probabilities_the_update_recomputes_in_its_preci
 
 
 def test_a_training_run_in_bfloat16_saves_float32_weights(tmp_path):
-    args = Args(run_dir=str(tmp_path), exp_name="bf16", total_decisions=2000, precision="bfloat16", **tiny())
+    args = Args(
+        run_dir=str(tmp_path), exp_name="bf16", total_decisions=50, precision="bfloat16", **tiny(episode="hand")
+    )
     trainer = Trainer(args)
     assert trainer.dtype == torch.bfloat16 and trainer.collector.dtype == torch.bfloat16
     summary = trainer.run()

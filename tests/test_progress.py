@@ -42,11 +42,15 @@ def test_a_resumed_run_under_a_budget_starts_its_bar_where_it_stood_and_the_fina
 
     monkeypatch.setattr(tournament, "evaluate", recording)
     args = Args(
-        run_dir=str(tmp_path), exp_name="r", total_decisions=5000, time_budget_minutes=600, **tiny(progress=True)
+        run_dir=str(tmp_path),
+        exp_name="r",
+        total_decisions=150,
+        time_budget_minutes=600,
+        **tiny(episode="hand", progress=True),
     )
     trainer = Trainer(args)
     trainer.minutes_before = 300  # as a run resumed at half its budget
-    trainer.run()  # ended by its decisions (two iterations), well inside the budget
+    trainer.run()  # ended by its decisions (two iterations of two hands), well inside the budget
     bar = trainer.bar
     assert (bar.total, bar.unit) == (100, "%")
     assert bar.initial == pytest.approx(50, abs=0.5) and bar.n == pytest.approx(100)

@@ -26,8 +26,8 @@ from barbu_training.stages import stage_args
 from barbu_training.train import plan_stages, train
 
 ROOT = Path(__file__).resolve().parent.parent
-#: A chain's top level: tiny runs of one iteration (about 3,100 decisions), no evaluations.
-TOP = tiny(total_decisions=2000, final_eval_games=0, exp_name="chain")
+#: A chain's top level: tiny runs of one iteration (two hands, about 90 decisions), no evaluations.
+TOP = tiny(episode="hand", total_decisions=50, final_eval_games=0, exp_name="chain")
 
 
 def _write(path: Path, top: dict, stages: list) -> Path:
@@ -104,7 +104,6 @@ def test_flags_win_over_every_stage_but_the_chains_name_start_and_resume(tmp_pat
 BAD_LAST_STAGE = [
     ({"gamma": 5.0}, "gamma: Input should be less than or equal to 1"),
     ({"lerning_rate": 0.1}, "lerning_rate: Unexpected keyword argument"),
-    ({"init_from": "middle"}, "init_from is latest or best"),
     ({"init_from": "best"}, "init_from best needs stage 2's best.pt"),
     (
         {"init_from": "latest", "init": "ppo"},
@@ -114,9 +113,6 @@ BAD_LAST_STAGE = [
     ({"hidden": 64}, "another network than stage 2's"),
     ({"exp_name": "chain-1"}, "stage 1's folder"),
     ({"baselines": "nobody"}, r"baselines: 'nobody' is not an agent"),  # prepare's, before stage 1 runs
-    ({"kl_anchor": "missing.pt", "kl_coef": 0.1}, "kl_anchor: 'missing.pt' is not a checkpoint file"),
-    ({"expert": {"wrlds": 8}}, "expert: wrlds: Unexpected keyword argument"),
-    ({"expert": {"seed": 8}}, "expert: seed is the run's seed"),
     ({"expert": {"games": 1}}, "expert: games 1 over workers 1 with holdout 0.1 leave a worker no game to fit on"),
 ]
 
@@ -129,7 +125,8 @@ def test_a_bad_field_in_the_last_stage_is_refused_before_any_run_folder_is_made(
     path = _write(tmp_path / "bad.yaml", TOP, [{}, {}, stage])
     assert barbu(["train", "--config", str(path)]) == 1
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("barbu train: error: ") and "stage 3 of 3" in err, err
+    assert len(err.splitlines()) == 1 and err.startswith("barbu train: error: "), err
+    assert re.search(r"stage 3 of 3 \('chain-[13]'\)", err), err  # the stage and its run's name
     assert re.search(message, err), err
     assert not (tmp_path / "runs").exists()
 
@@ -195,7 +192,7 @@ def test_a_staged_run_interrupted_resumes_its_first_unfinished_stage_and_ends_as
     tmp_path, monkeypatch, capsys
 ):
     monkeypatch.chdir(tmp_path)
-    stages = [{}, {"total_decisions": 5000}]  # stage 2: two iterations
+    stages = [{}, {"total_decisions": 150}]  # stage 2: two iterations
     whole = train(config_cli.load_args(str(_write(tmp_path / "w.yaml", TOP | {"exp_name": "w"}, stages))))
     assert [s["iterations"] for s in whole["stages"]] == [1, 2]
 
@@ -277,28 +274,3 @@ def test_the_expert_recipe_config_teaches_ppo_finetuned_then_runs_finetune_yaml_
         {"init": "runs/ppo-expert-1/expert.pt", "kl_anchor": "init", "total_decisions": 20_000_000},
     )
     assert second == dataclasses.replace(step2, exp_name="ppo-expert-2", seed=1)
-
-
-def test_every_chain_refusal_names_its_stage_alike(tmp_path):
-    base = {"run_dir": str(tmp_path), "exp_name": "x", **tiny()}
-    refusals = []
-    for stages in ([{}, {"gamma": 5.0}], [{"central_critic": True}, {}], [{}, {"exp_name": "x-1"}]):
-        with pytest.raises(config.ConfigError) as e:
-            stage_args(config.Args(**base, stages=stages))
-        refusals.append(str(e.value))
-    assert [r.split(": ")[1] for r in refusals] == [
-        "stage 2 of 2 ('x-2')",
-        "stage 2 of 2 ('x-2')",
-        "stage 2 of 2 ('x-1')",
-    ]
-
-
-def test_a_chains_form_refusals_name_the_stage_too(tmp_path):
-    base = {"run_dir": str(tmp_path), "exp_name": "x", **tiny()}
-    for stages, named in (
-        ([{}, {"bogus": 1}], "stage 2 of 2 ('x-2'): bogus: Unexpected keyword argument"),
-        ([{}, {"exp_name": "y", "resume": "auto"}], "stage 2 of 2 ('y'): resume is not a stage's field"),
-        ([{}, {"exp_name": "a/b"}], "stage 2 of 2 ('a/b'): exp_name must be a folder name"),
-    ):
-        with pytest.raises(config.ConfigError, match=re.escape(named)):
-            stage_args(config.Args(**base, stages=stages))
