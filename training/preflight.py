@@ -94,13 +94,13 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
             try:
                 make_agent(spec, rules=rules)
             except (ValueError, TypeError, OSError, MissingExtraError) as e:
-                raise ConfigError(f"{field}: {spec!r} is not an agent barbu can make ({_one_line(e)})") from None
+                raise ConfigError(f"{field}: {str(spec)!r} is not an agent barbu can make ({_one_line(e)})") from None
 
     def load(field: str, spec: str) -> tuple[Any, dict[str, Any]]:
         path = checkpoint_path(spec)
         if not is_file(path):
             kind = "a checkpoint file" + (f" or a shipped policy ({', '.join(SHIPPED)})" if field != "resume" else "")
-            raise ConfigError(f"{field}: {spec!r} is not {kind}")
+            raise ConfigError(f"{field}: {str(spec)!r} is not {kind}")
         try:
             loaded = load_checkpoint(path)  # its network's config and weights checked before it is built
         except (ValueError, OSError) as e:

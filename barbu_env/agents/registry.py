@@ -61,6 +61,8 @@ _LOADERS: list[Callable[..., Agent | None]] = []
 #: torch checkpoint and SB3/RLlib loaders there), so that no torch is imported until a file is loaded.
 LOADER_ENTRY_POINTS = "barbu.agent_loaders"
 _entry_points_loaded = False
+#: Loader plug-ins that failed to import, and why: a file no loader handles names them.
+_BROKEN_LOADERS: list[str] = []
 #: A Python object named by its module: ``package.module:attribute``.
 _OBJECT = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
@@ -114,7 +116,8 @@ def _loaders() -> list[Callable[..., Agent | None]]:
         for ep in entry_points(group=LOADER_ENTRY_POINTS):
             try:
                 loader = ep.load()
-            except ImportError:  # a plug-in whose own dependencies are missing: the others still load
+            except ImportError as e:  # a plug-in whose own dependencies are missing: the others still load
+                _BROKEN_LOADERS.append(f"{ep.name}: {ep.value} ({e})")
                 continue
             if loader not in _LOADERS:
                 _LOADERS.append(loader)
@@ -399,7 +402,8 @@ def make_agent(spec: str | AgentSpec, seed: int = 0, trust: bool = False, **kwar
             agent = loader(spec.name, seed=seed, trust=trust, **{**kwargs, **params})
             if agent is not None:
                 return agent
-        raise ValueError(f"no loader handles the file {spec.name} (is the train extra installed?)")
+        broken = f" (loaders that failed to import: {'; '.join(_BROKEN_LOADERS)})" if _BROKEN_LOADERS else ""
+        raise ValueError(f"no loader handles the file {spec.name!r}{broken}")
     if "/" in spec.name or "." in Path(spec.name).name:
         raise ValueError(f"no agent file {spec.name!r}: no such file (registered agents are {agent_names()})")
     raise ValueError(
