@@ -89,21 +89,6 @@ def test_a_package_that_rewords_its_missing_dependency_is_a_missing_extra(tmp_pa
     assert str(caught.value) == expected
 
 
-def test_a_module_missing_from_an_installed_package_is_not_a_missing_extra(tmp_path, monkeypatch):
-    # a broken install: reinstalling the extra is not the remedy, so the error is Python's own
-    (tmp_path / "barbu_broken_pkg").mkdir()
-    (tmp_path / "barbu_broken_pkg" / "__init__.py").write_text("import barbu_broken_pkg.absent_part\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(ModuleNotFoundError) as caught:
-        require("barbu_broken_pkg", "train", "x")
-    assert not isinstance(caught.value, MissingExtraError)
-    assert caught.value.name == "barbu_broken_pkg.absent_part"
-    with pytest.raises(ModuleNotFoundError) as caught:
-        with needs("train", "x"):
-            import barbu_broken_pkg  # noqa: F401
-    assert not isinstance(caught.value, MissingExtraError)
-
-
 #: Runs in a subprocess with the extras' packages blocked; prints a JSON report. A plug-in
 #: declared under ``barbu.agent_loaders`` whose module imports a missing package sits on
 #: the path (``sys.argv[1]``), as a third-party one could.

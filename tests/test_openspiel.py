@@ -130,12 +130,6 @@ def test_random_sim_test_with_serialization(rules, episode):
     )
 
 
-@pytest.mark.slow  # about 20 s a game; by default: a round's random_sim_test, a whole game against the env
-@pytest.mark.parametrize("rules", PRESETS)
-def test_random_sim_test_with_serialization_of_a_whole_game(rules):
-    pyspiel.random_sim_test(bo.load_game(rules, "game"), num_sims=1, serialize=True, verbose=False)
-
-
 # ---------------------------------------------------------------------- the same games as the environment
 
 
