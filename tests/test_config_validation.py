@@ -33,11 +33,8 @@ CASES = [
     ({"lerning_rate": 0.1}, "lerning_rate"),
     ({"total_decisions": "many"}, "total_decisions"),
     ({"stages": [{}, {"gamma": 5.0}]}, "gamma"),
-    ({"eval_every": 3, "eval_games": 0}, "eval_games"),
     ({"hands_coef": 0.5}, "central_critic"),
-    ({"rules": "no_such_rules"}, "rules"),
     ({"resume": "missing.pt"}, "resume"),
-    ({"baselines": "heuristic,nope"}, "baselines"),
 ]
 
 

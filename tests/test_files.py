@@ -1,7 +1,6 @@
 """barbu_env.util.files: a failed write leaves the old file as it was and names the file in one
-line; a link is written through, never replaced; a reader refuses pipes, devices and
-oversized files unread. The full disk is a file-size limit (``RLIMIT_FSIZE``) set in a
-subprocess, so no root is needed."""
+line; a reader refuses oversized files unread. The full disk is a file-size limit
+(``RLIMIT_FSIZE``) set in a subprocess, so no root is needed."""
 
 from __future__ import annotations
 
@@ -92,18 +91,6 @@ def test_safe_yaml_reads_plain_data_and_refuses_bad_yaml_in_one_line():
     assert "\n" not in str(e.value)
     with pytest.raises(InputError, match="not valid YAML"):
         safe_yaml("!!python/object/apply:os.system ['true']")
-
-
-@pytest.mark.parametrize("kind", ["fifo", "link to a fifo"])
-def test_a_write_never_replaces_a_pipe_or_a_device(tmp_path, kind):
-    fifo = tmp_path / "pipe"
-    os.mkfifo(fifo)
-    target = fifo if kind == "fifo" else tmp_path / "link"
-    if kind != "fifo":
-        target.symlink_to(fifo)
-    with pytest.raises(OutputError, match="is not a regular file"):
-        write_text(target, "x")
-    assert fifo.is_fifo() and list(tmp_path.glob(".*tmp")) == []
 
 
 @pytest.mark.parametrize("argv", [["eval", "--games", "x"], ["evl"]])

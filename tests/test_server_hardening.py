@@ -74,14 +74,9 @@ def with_rules(record: dict, **changes) -> bytes:
 # (path ({game} is a live game), body, expected status, a word the reason holds)
 BAD_REQUESTS = {
     "hands NaN": ("/api/games", b'{"hands": NaN}', 422, "hands"),
-    "hands 1e400": ("/api/games", b'{"hands": 1e400}', 422, "hands"),
-    "hands true": ("/api/games", b'{"hands": true}', 422, "hands"),
-    "hands string": ("/api/games", b'{"hands": "3"}', 422, "hands"),
-    "hands float": ("/api/games", b'{"hands": 3.0}', 422, "hands"),
     "seed 2**70": ("/api/games", b'{"seed": %d}' % 2**70, 422, "seed"),
     "seed 5000 digits": ("/api/games", b'{"seed": 1' + b"0" * 5000 + b"}", 400, "parsing"),
     "opponent name huge": ("/api/games", json.dumps({"opponents": ["r" * 4000] * 3}).encode(), 422, "opponents"),
-    "rules number": ("/api/games", b'{"rules": 5}', 422, "rules"),
     "key huge, with a newline": ("/api/games", json.dumps({"k\n" * 5000: 1}).encode(), 422, "not permitted"),
     "nested": ("/api/games", b"[" * 5000 + b"]" * 5000, 400, "parsing"),
     "not UTF-8": ("/api/games", b'{"seed": "\xff"}', 400, "parsing"),
@@ -89,13 +84,8 @@ BAD_REQUESTS = {
     "a list": ("/api/games", b"[1, 2]", 422, "body"),
     "over 16 kB": ("/api/games", b" " * 20_000, 413, "Too Large"),
     "action NaN": ("/api/games/{game}/actions", b'{"action": NaN}', 422, "action"),
-    "action string": ("/api/games/{game}/actions", b'{"action": "3"}', 422, "action"),
-    "record NaN": ("/api/replays", b'{"format": NaN}', 422, "not a Barbu game record"),
     "record nested": ("/api/replays", b"[" * 100_000 + b"]" * 100_000, 400, "parsing"),
-    "record not UTF-8": ("/api/replays", b'{"format": "\xff\xfe"}', 400, "parsing"),
-    "record not JSON": ("/api/replays", b'{"format": ', 422, "JSON"),
     "record rule 2**70": ("/api/replays", lambda r: with_rules(r, barbu_points=2**70), 422, "barbu_points"),
-    "record rule NaN": ("/api/replays", lambda r: with_rules(r, barbu_points=float("nan")), 422, "barbu_points"),
 }
 
 

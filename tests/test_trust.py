@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import json
 import pickle
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -180,7 +179,6 @@ def test_the_gym_envs_opponents_and_tournaments_take_the_spec_parameter(sb3_mode
     "command",
     [
         ["eval", "--agents", "{model},random,random,random", "--games", "4", "--workers", "1", "--no-progress"],
-        ["league", "--agents", "{model},random", "--games", "4", "--workers", "1", "--no-cache", "--no-progress"],
         ["play", "--agents", "{model},random,random,random", "--hands", "1"],
     ],
     ids=lambda c: c[0],
@@ -193,16 +191,6 @@ def test_commands_refuse_a_pickled_model_without_trust_pickled_in_one_line(comma
     assert "pickle-based" in err and "--trust-pickled" in err
 
 
-def test_barbu_serve_refuses_a_pickled_model_without_trust_pickled_in_one_line(sb3_model):
-    pytest.importorskip("fastapi")
-    # In a process of its own: a serve that did not refuse would serve until the timeout.
-    command = [sys.executable, "-m", "barbu_env.cli.main", "serve", "--agents", f"human,{sb3_model},random,random"]
-    done = subprocess.run([*command, "--port", "0"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith("barbu serve: error: ")
-    assert "pickle-based" in done.stderr and "--trust-pickled" in done.stderr
-
-
 def test_barbu_eval_evaluates_a_pickled_model_with_trust_pickled(sb3_model, capsys):
     argv = ["eval", "--agents", f"{sb3_model},heuristic,random,random", "--games", "4", "--workers", "1"]
     code = barbu([*argv, "--no-progress", "--trust-pickled"])
@@ -210,13 +198,6 @@ def test_barbu_eval_evaluates_a_pickled_model_with_trust_pickled(sb3_model, caps
     assert code == 0, out
     assert "Duplicate tournament: 4 games" in out and "model.zip" in out
     assert "heuristic:trust" not in out  # only agent files get the opt-in
-
-
-def test_barbu_play_plays_a_pickled_model_with_trust_pickled(sb3_model, capsys):
-    code = barbu(["play", "--agents", f"{sb3_model},random,random,random", "--hands", "1", "--trust-pickled"])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    assert "Hand 1" in out
 
 
 # ---------------------------------------------------------------------- the browser table
