@@ -262,20 +262,6 @@ def test_instances_with_equal_rules_are_asked_together_and_decide_as_each_would(
     assert not np.array_equal(odd.act_batch(obs, masks), standard.act_batch(obs, masks))
 
 
-def test_act_takes_any_mask_type_and_strided_rows():
-    agent = HeuristicAgent()
-    obs, masks = collect("standard", seed=9, num_games=1)
-    obs, masks = obs[:400], masks[:400]
-    expected = agent.act_batch(obs, masks)
-    wide = np.zeros((len(obs), 2 * obs.shape[1]), dtype=np.float64)
-    wide[:, ::2] = obs  # every other value: a strided float64 row
-    for m in (masks, masks.astype(np.int8), masks.astype(np.int64), masks.astype(np.float32)):
-        assert [agent.act({"observation": o, "action_mask": r}) for o, r in zip(obs, m)] == expected.tolist()
-    assert [agent.act({"observation": o, "action_mask": r}) for o, r in zip(wide[:, ::2], masks)] == expected.tolist()
-    with pytest.raises(ValueError):
-        agent.act({"observation": obs[0, :-1], "action_mask": masks[0]})
-
-
 def test_act_batch_takes_any_mask_type_and_leaves_its_inputs_alone():
     agent = HeuristicAgent(rules="declarer_only")
     obs, masks = collect("declarer_only", seed=4, num_games=2)

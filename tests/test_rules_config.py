@@ -33,10 +33,6 @@ def test_defaults_are_the_standard_game():
     assert (r.trumps_points, r.domino_scores) == (5, (45, 20, 5, -5))
 
 
-def test_rules_error_is_a_value_error():
-    assert issubclass(RulesError, ValueError)
-
-
 @pytest.mark.parametrize("make", [Rules.from_mapping, load_rules])
 def test_unknown_switch_is_an_error_naming_it(make):
     with pytest.raises(RulesError, match="trumps_must_overruff"):
@@ -47,12 +43,8 @@ def test_unknown_switch_is_an_error_naming_it(make):
     "switches, named",
     [
         ({"trumps_must_ruff": "yes"}, "trumps_must_ruff"),
-        ({"rotation": "clockwise"}, "rotation"),
         ({"doubling_targets": "everyone"}, "doubling_targets"),
-        ({"min_declarer_doubles": 8}, "min_declarer_doubles"),
-        ({"no_tricks_points": -2.5}, "no_tricks_points"),
         ({"no_last_two_points": [-10]}, "no_last_two_points"),
-        ({"domino_scores": [45, 20, 5, "x"]}, "domino_scores"),
     ],
 )
 def test_bad_value_is_an_error_naming_the_switch(switches, named):
@@ -114,8 +106,6 @@ def test_new_game_accepts_a_preset_name_and_rejects_a_bad_mapping():
     assert BarbuState.new_game(rules="classic", rng=np.random.default_rng(0)).rules == load_rules("classic")
     with pytest.raises(RulesError, match="bogus"):
         BarbuState.new_game(rules={"bogus": 1}, rng=np.random.default_rng(0))
-    with pytest.raises(RulesError):
-        load_rules(42)  # neither a name, a mapping nor Rules
 
 
 def test_a_yaml_file_path_loads_and_its_errors_name_the_file(tmp_path):

@@ -209,15 +209,6 @@ def test_format_table_names_every_entry(small_run):
         assert word in text
 
 
-def test_bad_arguments_raise():
-    with pytest.raises(ValueError, match="exactly 4"):
-        evaluate(["random"] * 3, games=4)
-    with pytest.raises(ValueError, match="unknown agent"):
-        evaluate(["random", "random", "random", "no_such_agent"], games=4)
-    with pytest.raises(ValueError, match="at least 1"):
-        evaluate(FOUR_RANDOM, games=0)
-
-
 def test_other_rules_reach_the_games():
     result = evaluate(FOUR_RANDOM, games=4, seed=2, rules="rotating", workers=1)
     assert result.rules == load_rules("rotating")

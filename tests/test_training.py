@@ -198,11 +198,6 @@ def test_rollout_stores_the_masks_it_sampled_under(opponent_rollout):
     np.testing.assert_array_equal(r.obs[:, :52].sum(1) > 0, True)  # every decision is made holding cards
 
 
-def test_forced_decisions_are_played_without_becoming_transitions(opponent_rollout):
-    args, r = opponent_rollout
-    assert args.skip_forced and (r.masks.sum(1) > 1).all()
-
-
 @pytest.mark.parametrize("skip_forced", [True, False])
 def test_self_play_gives_every_seat_a_chain_from_its_first_decision_to_the_games_end(skip_forced):
     args = config.Args(

@@ -165,11 +165,6 @@ def test_illegal_action_raises_and_changes_nothing():
     vec.step(np.array([52, 52]))
 
 
-def test_step_before_reset_raises():
-    with pytest.raises(RuntimeError):
-        VectorBarbu(1).step(np.array([52]))
-
-
 def test_copy_false_returns_the_buffers():
     vec = VectorBarbu(2, seed=0, copy=False)
     obs, masks, _ = vec.reset()
