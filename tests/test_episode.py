@@ -382,16 +382,6 @@ def test_the_trainer_collects_one_hand_episodes_when_its_config_asks():
             assert r.dones[mine].tolist() == [False] * (len(mine) - 1) + [True]
 
 
-def test_the_trainers_episode_field_is_a_flag_and_defaults_to_the_game():
-    pytest.importorskip("torch")
-    from barbu_training import config
-
-    assert config.Args().episode == "game"
-    assert config.build_parser().parse_args(["--episode", "round"]).episode == "round"
-    with pytest.raises(ValueError, match=r"episode must be one of game, round, hand, not 'deal'"):
-        config.load_args(overrides={"episode": "deal"})
-
-
 # ---------------------------------------------------------------------- errors
 
 
