@@ -207,28 +207,16 @@ def test_writing_mp4_without_the_video_extra_names_it(tmp_path):
 #: torch without TorchRL's.
 ENTRY_POINTS = (
     ("barbu_env.envs.rllib_env", "ray", "ray[rllib]", "rllib"),
-    ("barbu_env.envs.rllib_env", "tree", "ray[rllib] (no module named 'tree')", "rllib"),
     ("examples.rllib_ppo", "tree", "ray[rllib] (no module named 'tree')", "rllib"),
     ("examples.torchrl_ppo", "tensordict", "torchrl (no module named 'tensordict')", "torchrl"),
-    ("examples.torchrl_ppo", "torch", "torchrl (no module named 'torch')", "torchrl"),
     ("barbu_env.envs.openspiel", "pyspiel", "open_spiel", "openspiel"),
     ("barbu_env.play.web.server", "fastapi", "fastapi", "web"),
     ("examples.sb3_maskable_ppo", "sb3_contrib", "sb3_contrib", "train"),
     *(
         (module, "torch", "torch", "train")
         for module in (
-            "barbu_models.belief",
-            "barbu_models.device",
             "barbu_models.policy",
-            "benchmarks.bench_scale",
-            "barbu_training.belief",
-            "barbu_training.expert",
-            "barbu_training.policy_agent",
             "barbu_training.ppo",
-            "barbu_training.precision",
-            "barbu_training.rollout",
-            "examples.sb3_maskable_ppo",
-            "barbu_training.workers",
         )
     ),
 )
