@@ -143,12 +143,11 @@ def test_worlds_from_belief_searches_consistent_worlds_drawn_from_the_belief_net
     assert make_agent("pimc-ppo:worlds_from=belief", seed=0).name == "pimc-ppo-belief"
 
 
-@pytest.mark.parametrize("bad", ["beleif", 3])
-def test_worlds_from_names_uniform_belief_or_a_checkpoint_file_else_one_line_refusal(bad):
+def test_worlds_from_names_uniform_belief_or_a_checkpoint_file_else_one_line_refusal():
     with pytest.raises(
         ValueError, match="worlds_from must be 'uniform', 'belief' or a belief network's checkpoint"
     ) as e:
-        PimcAgent(worlds_from=bad)
+        PimcAgent(worlds_from="beleif")
     assert "\n" not in str(e.value) and len(str(e.value)) < 400
 
 
