@@ -358,9 +358,9 @@ def test_the_rllib_env_takes_the_episode_from_its_config():
 def test_the_trainer_collects_one_hand_episodes_when_its_config_asks():
     torch = pytest.importorskip("torch")
     from barbu_models.policy import BarbuActorCritic
-    from barbu_training import config, rollout
+    from barbu_training import config, config_cli, rollout
 
-    args = config.load_args(
+    args = config_cli.load_args(
         overrides={"num_games": 4, "opp_self": 1.0, "opp_pool": 0.0, "opp_baselines": 0.0, "episode": "hand"}
     )
     args.gamma = args.gae_lambda = 1.0
