@@ -197,10 +197,6 @@ def test_opponents_by_name_list_or_object_and_errors():
         BarbuGymEnv(opponents="nobody")
     with pytest.raises(ValueError, match="one agent spec or three"):
         BarbuGymEnv(opponents=["random", "random"])
-    with pytest.raises(ValueError, match="seat"):
-        BarbuGymEnv(seat=4)
-    with pytest.raises(ValueError, match="illegal_action"):
-        BarbuGymEnv(illegal_action="ignore")
 
 
 def test_render_ansi_shows_the_table():
