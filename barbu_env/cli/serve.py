@@ -39,11 +39,10 @@ def run(args: argparse.Namespace) -> int:
     require("fastapi", "web", "barbu serve")
     require("uvicorn", "web", "barbu serve")
     from ..agents import parse_agents
-    from ..play.web.server import create_app, serve, uvicorn_config
+    from ..play.web.server import create_app, serve
 
     specs = [str(s) for s in trusted(parse_agents(args.agents), args.trust_pickled)]
     app = create_app(specs, rules=args.rules, seed=args.seed)
-    uvicorn_config(app, args.host, args.port)  # a file limit too low for the connection cap: refused before the address
     # a bad host or a port in use: refused before the address is shown
     sock = _listening_socket(args.host, args.port, app.state.limits.backlog)
     port = sock.getsockname()[1]  # the one bound (--port 0: any free port)
