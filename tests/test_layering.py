@@ -319,11 +319,3 @@ def test_a_checkout_s_folder_imported_under_its_folder_name_refuses_in_one_line(
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
     assert last == f"ImportError: barbu's {folder}/ folder installs as {installed}: import {installed}, not {folder}"
-
-
-def test_the_ppo_algorithm_run_as_a_command_names_the_command_that_trains():
-    done = subprocess.run(
-        [sys.executable, "-m", "barbu_training.ppo"], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-    assert (done.returncode, done.stdout) == (1, "")
-    assert "run `barbu train` (python -m barbu_training.train)" in done.stderr
