@@ -72,9 +72,6 @@ def one_thread() -> Iterator[None]:
     processes, forked after the agents are made, would otherwise wait on for ever. The
     process's own setting (a trainer's ``torch_threads``, a user's) is left as it was."""
     before = torch.get_num_threads()
-    if before == 1:
-        yield
-        return
     torch.set_num_threads(1)
     try:
         yield

@@ -27,8 +27,6 @@ from barbu_training.config import Args, ConfigError, ValidationError, config_err
 #: Fields of a chain of ``stages`` that are not every stage's: the base of the stages'
 #: names, the first stage's start, the chain's resume (flags for them set the chain's).
 CHAIN_FIELDS = ("exp_name", "init", "resume")
-#: The largest config file read (the shipped chains are under 4 kB).
-CONFIG_FILE_LIMIT = 1_000_000
 
 
 def load_args(config: str | None = None, overrides: dict[str, Any] | None = None) -> Args:
@@ -41,7 +39,7 @@ def load_args(config: str | None = None, overrides: dict[str, Any] | None = None
     values: dict[str, Any] = {}
     if config:
         try:
-            values = safe_yaml(read_text(config, CONFIG_FILE_LIMIT, "config"), f"config {config}")
+            values = safe_yaml(read_text(config, what="config"), f"config {config}")
         except (OSError, InputError) as e:
             raise ConfigError(str(e)) from None
         if not isinstance(values, dict):

@@ -430,9 +430,3 @@ class PPO:
         update_time = time.time() - t1
         self.snapshot()
         return self.log(rollout, stats, collect_time, update_time)
-
-
-if __name__ == "__main__":  # the algorithm has no command of its own: one line to the one that runs it
-    raise SystemExit(
-        "barbu_training.ppo is the PPO algorithm, not a command: run `barbu train` (python -m barbu_training.train)"
-    )

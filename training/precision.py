@@ -26,8 +26,6 @@ from barbu_env.util.extras import needs
 with needs("train", "barbu_training.precision"):  # one line if the extra is missing
     import torch
 
-PRECISIONS = ("auto", "float32", "bfloat16")
-
 
 def native_bfloat16(device: torch.device) -> bool:
     """Whether ``device`` multiplies bfloat16 matrices natively (faster than float32)."""
@@ -41,8 +39,6 @@ def native_bfloat16(device: torch.device) -> bool:
 
 def resolve_precision(precision: str, device: torch.device | str = "cpu") -> torch.dtype:
     """The dtype of the matrix products for a ``precision`` field on ``device``."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {list(PRECISIONS)}, not {precision!r}")
     device = torch.device(device)
     if precision == "auto":
         return torch.bfloat16 if native_bfloat16(device) else torch.float32

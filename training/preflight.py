@@ -56,21 +56,10 @@ class Prepared:
 
 
 def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prepared:
-    """Every check of ``args`` that needs more than the field values, before a run
-    touches anything on disk: the rules load, the device is on this machine, the precision
-    resolves on it, every agent of ``bc_teacher``, ``baselines`` and ``eval_opponents`` can
-    be made, the checkpoints of ``resume``/``init`` and ``kl_anchor`` load (their networks
-    within bounds, their weights of the right shapes and finite), ``init``'s network is one
-    this run can start from (``barbu_training.stages.check_startable``; an expert run trains its
-    init's as it is), ``resume``'s is a training checkpoint of this config's network, the
-    first rollouts have games to play (a fresh run's pool is empty), and the run's memory (``memory_needed``) fits in
-    ``memory`` bytes (default: this machine's, and a CUDA device's own for the networks);
-    for a run of expert iteration (``expert``), that its searcher can be made and every
-    label-collecting worker has a game to fit on. Not ``written``: ``init`` is a
-    checkpoint still to come (a chain's stage that starts from the previous one's), so
-    neither it, nor the anchor when that is ``init``, nor a searcher is loaded. A
-    ConfigError naming the field otherwise. Overlapped local workers and update threads
-    that ask for more cores than there are: an ``OversubscribedWarning``."""
+    """The checks of the module docstring, against ``memory`` bytes (default: this machine's,
+    and a CUDA device's own for the networks). Not ``written``: ``init`` is a checkpoint still
+    to come (a chain's stage that starts from the previous one's), so neither it, nor the
+    anchor when that is ``init``, nor a searcher is loaded."""
     try:
         rules = load_rules(args.rules)
     except (ValueError, OSError) as e:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ..util.argtypes import positive_int
 from ..util.extras import require
 from ..util.files import check_writable, quote
 
@@ -43,6 +44,16 @@ def add_device(p: argparse.ArgumentParser) -> None:
         "cpu (default: worker processes share the cores, batches are small, results do not depend on the GPU), "
         "auto, cuda, cuda:N or mps; any other device than cpu plays in this process (--workers 1)",
     )
+
+
+def add_table_options(p: argparse.ArgumentParser, workers: str) -> None:
+    """What ``eval`` and ``league`` share: ``--rules``, ``--workers`` (``workers``: its help),
+    ``--device``, ``--trust-pickled`` and ``--no-progress``."""
+    p.add_argument("--rules", default="standard", metavar="PRESET", help="rules preset or YAML file (default standard)")
+    p.add_argument("--workers", type=positive_int, metavar="W", help=workers)
+    add_device(p)
+    add_trust(p)
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def add_trust(p: argparse.ArgumentParser) -> None:

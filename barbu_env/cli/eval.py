@@ -7,7 +7,7 @@ import argparse
 
 from ..util.argtypes import nonnegative_int, positive_int
 from ..util.files import make_folder
-from .agents import add_device, add_trust, agents_and_outputs
+from .agents import add_table_options, agents_and_outputs
 from .outputs import report_not_saved, write_outputs
 
 
@@ -35,24 +35,13 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="games to play, rounded up to a multiple of 4 (default 100)",
     )
     p.add_argument("--seed", type=nonnegative_int, default=0, help="tournament seed: deals and agent seeds (default 0)")
-    p.add_argument(
-        "--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file (default standard)"
-    )
     p.add_argument("--out", metavar="FILE.json", help="write the results as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw the per-contract comparison (matplotlib)")
     p.add_argument("--records", metavar="DIR", help="save game records (JSON) in DIR: every game, or --record-games")
     p.add_argument(
         "--record-games", type=nonnegative_int, metavar="K", help="with --records: save only the first K games"
     )
-    p.add_argument(
-        "--workers",
-        type=positive_int,
-        metavar="W",
-        help="worker processes (default: one per CPU; 1 plays in this process)",
-    )
-    add_device(p)
-    add_trust(p)
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_table_options(p, "worker processes (default: one per CPU; 1 plays in this process)")
     return p
 
 

@@ -7,7 +7,7 @@ import argparse
 
 from ..util.argtypes import nonnegative_int, positive_int
 from ..util.files import make_folder
-from .agents import add_device, add_trust, agents_and_outputs
+from .agents import add_table_options, agents_and_outputs
 from .outputs import report_not_saved, write_outputs
 
 
@@ -38,9 +38,6 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--seed", type=nonnegative_int, default=0, help="league seed: the deals of every tournament (default 0)"
     )
     p.add_argument(
-        "--rules", default="standard", metavar="PRESET", help="rules preset name or YAML file (default standard)"
-    )
-    p.add_argument(
         "--cache",
         default="runs/league_cache",
         metavar="DIR",
@@ -49,15 +46,7 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="play everything and cache nothing")
     p.add_argument("--out", metavar="FILE.json", help="write the league as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw the margin matrix as a heatmap (matplotlib)")
-    p.add_argument(
-        "--workers",
-        type=positive_int,
-        metavar="W",
-        help="worker processes per tournament (default: one per CPU; 1 plays in this process)",
-    )
-    add_device(p)
-    add_trust(p)
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_table_options(p, "worker processes per tournament (default: one per CPU; 1 plays in this process)")
     return p
 
 

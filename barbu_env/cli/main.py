@@ -1,33 +1,8 @@
 """The ``barbu`` command line.
 
-==============================================  ===============================================
-command                                         what it does
-==============================================  ===============================================
-``barbu eval --agents A,B,C,D --games N``       duplicate tournament (``barbu_env/evaluation/tournament/``):
-``[--seed S] [--rules R] [--out F.json]``       prints a table, writes JSON, a plot, game
-``[--plot F.png] [--records DIR]``              records; trained policies compute on
-``[--device D]``                                ``--device`` (cpu by default; league too)
-``barbu league --agents A,B,C,... --games N``   every pair of agents in duplicate, three table
-``[--seed S] [--rules R] [--cache DIR]``        formats each (``barbu_env/evaluation/league.py``): margin
-``[--out F.json] [--plot F.png]``               matrix, ratings, JSON, heatmap; cached per
-                                                pairing
-``barbu replay FILE [--hand N ...]``            checks a game record by replaying it through
-``[--video OUT.gif|OUT.mp4]``                   the environment, then prints it hand by hand
-                                                (or draws it as a clip, ``barbu_env.view.frames``)
-``barbu play --agents human,B,C,D``             a game at the terminal against agents
-``[--hands N] [--record FILE]``                 (``barbu_env.play.terminal``)
-``barbu serve [--agents ...] [--port P]``       the browser table and replay viewer
-                                                (``barbu_env.play.web``, the ``web`` extra)
-``barbu bench [...]``                           decisions per second (``benchmarks.bench``;
-                                                its options pass through)
-``barbu train --config F [--field V ...]``      self-play PPO (``training/train.py``; its options
-                                                pass through)
-``barbu exploit --target A [--decisions N]``    a best response to A trained and measured: a
-                                                lower bound on A's exploitability
-                                                (``training/exploit.py``; options pass through)
-``barbu --version`` (``-V``)                    prints ``barbu`` and the installed version
-                                                (``barbu_env.__version__``)
-==============================================  ===============================================
+The commands: ``eval``, ``league``, ``replay``, ``play``, ``serve``, and ``bench``, ``train``
+and ``exploit`` whose options pass through (``barbu --help`` lists them, ``barbu CMD --help``
+their options; ``docs/`` has a page for each).
 
 Each command is a module of this folder (``eval``, ``league``, ``replay``, ``play``,
 ``serve``; ``passthrough`` for ``bench``, ``train`` and ``exploit``) with an ``add(subparsers)``

@@ -1,6 +1,6 @@
 """``barbu serve``: the browser table and replay viewer (``barbu_env.play.web``, the ``web``
-extra). The socket is bound and listening, and reachable from this machine, before the
-address is announced; a bad host or a port in use is one line before it."""
+extra). The socket is bound and listening before the address is announced; a bad host or a
+port in use is one line before it."""
 
 from __future__ import annotations
 
@@ -39,11 +39,10 @@ def run(args: argparse.Namespace) -> int:
     require("fastapi", "web", "barbu serve")
     require("uvicorn", "web", "barbu serve")
     from ..agents import parse_agents
-    from ..play.web.server import create_app, serve, uvicorn_config
+    from ..play.web.server import create_app, serve
 
     specs = [str(s) for s in trusted(parse_agents(args.agents), args.trust_pickled)]
     app = create_app(specs, rules=args.rules, seed=args.seed)
-    uvicorn_config(app, args.host, args.port)  # a file limit too low for the connection cap: refused before the address
     # a bad host or a port in use: refused before the address is shown
     sock = _listening_socket(args.host, args.port, app.state.limits.backlog)
     port = sock.getsockname()[1]  # the one bound (--port 0: any free port)
@@ -56,15 +55,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _shown_host(host: str, sock: socket.socket) -> tuple[str, str | None]:
     """The host to put in the table's address (an IPv6 address in brackets, its zone as
-    ``%25``), and, for a socket bound to every address (``0.0.0.0``, ``::``, ``::ffff:0.0.0.0``),
+    ``%25``), and, for a socket bound to every address (``0.0.0.0``, ``::``),
     which (``IPv4``, ``IPv6``, ``IPv4 and IPv6``): a browser on this machine is then shown
     the loopback address (no browser opens ``0.0.0.0``)."""
     import ipaddress
 
     address = ipaddress.ip_address(sock.getsockname()[0].split("%")[0])
-    mapped = getattr(address, "ipv4_mapped", None)
-    if mapped is not None and mapped.is_unspecified:
-        return "127.0.0.1", "IPv4"
     if address.is_unspecified and address.version == 4:
         return "127.0.0.1", "IPv4"
     if address.is_unspecified:
@@ -75,21 +71,11 @@ def _shown_host(host: str, sock: socket.socket) -> tuple[str, str | None]:
 
 def _listening_socket(host: str, port: int, backlog: int) -> socket.socket:
     """A socket listening on ``host:port`` (the first address the host resolves to), as
-    uvicorn makes its own, that a client on this machine has connected to; ``OSError`` or
-    ``ValueError`` in one line if it cannot be (a multicast or broadcast address neither,
-    written as IPv4 or as IPv6-mapped IPv4)."""
-    import ipaddress
-
+    uvicorn makes its own; ``OSError`` in one line if it cannot be."""
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    except UnicodeError:
-        raise ValueError(f"--host {quote(host, 80)} is not a host name or address") from None
     except OSError as e:
         raise OSError(f"--host {quote(host, 80)}: {e.strerror or e}") from None
-    ip = ipaddress.ip_address(address[0].split("%")[0])
-    ip = getattr(ip, "ipv4_mapped", None) or ip  # ::ffff:224.0.0.1 is 224.0.0.1
-    if ip.is_multicast or ip == ipaddress.IPv4Address("255.255.255.255"):
-        raise ValueError(f"--host {quote(host, 80)} is a multicast or broadcast address: no browser can connect to it")
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -98,22 +84,4 @@ def _listening_socket(host: str, port: int, backlog: int) -> socket.socket:
     except OSError as e:
         sock.close()
         raise OSError(f"cannot listen on {quote(host, 80)} port {port}: {e.strerror or e}") from None
-    try:
-        _connect_once(sock)
-    except OSError as e:  # an address one can bind and not reach: a subnet's broadcast address
-        sock.close()
-        raise OSError(f"--host {quote(host, 80)}: nothing connects to it ({e.strerror or e})") from None
     return sock
-
-
-def _connect_once(sock: socket.socket, timeout: float = 2.0) -> None:
-    """Connect to a listening socket's address from this machine (its loopback address
-    where it listens on every address), then hang up; ``OSError`` if that fails."""
-    import ipaddress
-
-    address = sock.getsockname()
-    if ipaddress.ip_address(address[0].split("%")[0]).is_unspecified:
-        address = ("127.0.0.1" if sock.family == socket.AF_INET else "::1", *address[1:])
-    with socket.socket(sock.family, socket.SOCK_STREAM) as probe:
-        probe.settimeout(timeout)
-        probe.connect(address)
