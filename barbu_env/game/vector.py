@@ -44,13 +44,9 @@ name           type               meaning
   game (episode) that ended, valid where ``dones``; ``"game_length"`` int64 [B], the
   decisions of that game (episode), valid where ``dones``.
 
-Information state: ``VectorBarbu(..., observation="information_state")`` writes, in
-place of each observation, the seat's information state (``observation.INFO_SLICES``,
-``INFO_DIM`` = 4152 values: the observation, then its perfect recall of the hand under
-way: its hand as dealt, the order of play, the doubling turns, the Domino passes; the
-slice table is in docs/environment.md and ``barbu_env/envs/aec.py``). Everything else is
-unchanged; ``obs_dim`` gives the width. A position ``load``-ed keeps the record it
-carries (``Positions.from_state`` copies it; one from an observation has none).
+Information state: ``VectorBarbu(..., observation="information_state")`` writes, in place of each observation,
+the seat's information state (``observation.INFO_SLICES``; ``obs_dim`` gives the width):
+docs/vector.md#information-states.
 
 Episodes: ``episode="game"`` (the default) plays whole games of 28 hands;
 ``"round"`` only their first seven hands (one declarer's seven under the default
