@@ -41,24 +41,10 @@ consistent with the observation; ``sample_hidden(...)``: the same deals as uint6
 the hands of relative seats 1, 2, 3, exactly what ``worlds.sample_worlds`` returns (a
 search such as ``barbu_env.agents.pimc`` can use either).
 
-Sampling method. A deal is drawn exactly from the distribution over consistent deals with
-probability proportional to ``prod_c w[c, owner(c)]`` (``w`` zero off the allowed cells), by a
-dynamic program over the unseen cards, one at a time, and the rooms left in seats 1 and 2
-(the third implied)::
-
-    B[j][a, b] = sum over deals of cards j .. m-1 into rooms a, b, (m - j - a - b)
-                 of the product of their weights;    B[m][0, 0] = 1,
-    B[j][a, b] = w[j, 1] B[j+1][a-1, b] + w[j, 2] B[j+1][a, b-1] + w[j, 3] B[j+1][a, b].
-
-Each level is a 14 x 14 float64 table scaled by its largest entry; card j goes to seat k
-with probability ``w[j, k] B[j+1][rooms less one in k] / B[j][rooms]``, and a forward table
-gives every card's exact marginal. With ``w = 1`` on the allowed cells the distribution is
-``worlds.sample_worlds``' uniform one. For a model the weights start at its probabilities
-``p`` and take ``FIT_PASSES`` passes of ``w <- w * (p / marginal(w)) ** step``, a pass kept
-only if it shrinks the total gap ``sum |marginal - p|`` (else the step is halved; a kept
-one doubles it, up to 1): the fit never ends worse than where it started, but need not
-reach ``p`` (``docs/belief.md`` measures the gap left). Every kernel is numba, compiled on
-first use.
+Sampling method (a dynamic program over the unseen cards and the rooms left, exact, no rejection):
+docs/belief.md, "Deals". For a model the weights start at its probabilities ``p`` and take ``FIT_PASSES``
+passes of ``w <- w * (p / marginal(w)) ** step``, a pass kept only if it shrinks ``sum |marginal - p|`` (else
+the step is halved; a kept one doubles it, up to 1): the fit never ends worse than where it started.
 """
 
 from __future__ import annotations
