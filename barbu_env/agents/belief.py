@@ -10,19 +10,11 @@ their policies; a trained network (``barbu_models.belief``, shipped as
 observation and guesses, for each card, which of the three other seats holds it
 (``docs/belief.md`` has its training and calibration).
 
-The network's guesses are not consistent by themselves; the exact constraints are applied
-after it, here, without torch (docs/belief.md, "How"):
-
-1. Each unseen card's *allowed* seats are the other seats that could hold it in some
-   consistent deal (not excluded, and not ruled out by the counting): exactly the cells
-   with a nonzero uniform marginal, computed by the dynamic program below. A position with
-   no consistent deal raises ``ValueError``.
-2. The network's logits are a correction to the logarithms of those uniform marginals
-   (clipped to ``CLIP`` nats either way; a model whose output is not finite is refused).
-   From the softmax of their sum (0 on the cells not allowed), Sinkhorn's iterative
-   proportional fitting scales rows to 1 and columns to the seats' numbers of unseen cards,
-   to ``TOLERANCE``; if ``MAX_SINKHORN`` passes do not reach it, the softmax is mixed with
-   the uniform marginals (``MIXES``) and fitted again.
+The network's guesses are not consistent by themselves; the exact constraints are applied after it, here,
+without torch (docs/belief.md, "The constraints, exactly"): a card's allowed seats are the cells of nonzero uniform
+marginal (a position with no consistent deal raises ``ValueError``); the logits, clipped to ``CLIP`` nats (a model
+whose output is not finite is refused), correct the logarithms of those marginals, and Sinkhorn's fitting reaches
+``TOLERANCE`` within ``MAX_SINKHORN`` passes or is retried on a mix with the uniform marginals (``MIXES``).
 
 ``probabilities(observation, model=None, seat=0)``: float64 [52, 4] by **absolute** seat, the
 observer at ``seat`` (an observation is relative to its observer and does not say where
@@ -33,7 +25,7 @@ it is not allowed; each other seat's column sums to its number of cards. ``model
 or ``"belief"`` (the shipped network, loaded once), ``"uniform"`` (no network: the exact uniform marginals
 of ``worlds.sample_worlds``' distribution), a path to a checkpoint of
 ``python -m barbu_training.belief``, or a loaded model (anything with ``logits(obs)``: float
-[n, 1132] -> [n, 52, 3] over relative seats 1, 2, 3, the correction of point 2).
+[n, 1132] -> [n, 52, 3] over relative seats 1, 2, 3, the correction above).
 
 ``sample_deals(observation, n, rng, model=None, seat=0)``: uint64 [n, 4], n whole deals of
 the current hands by absolute seat (card sets), the observer's own hand included, each
