@@ -804,22 +804,6 @@ def test_illegal_action_raises_naming_the_legal_actions_and_changes_nothing(make
     assert s.history == history + [legal[0]]
 
 
-def test_action_that_is_not_an_integer_is_rejected_and_changes_nothing():
-    s = new_game(SUIT_PER_SEAT)
-    start(s, "no_tricks")
-    assert {0, 1} <= set(s.legal_actions())  # 2C and 3C: 0 and 1 would be legal ids
-    before = snapshot(s)
-    with pytest.raises(IllegalActionError):
-        s.apply_action(0.0)
-    assert_unchanged(s, before)
-
-
-def test_numpy_integer_actions_are_accepted():
-    s = at_declare()
-    s.apply_action(np.int64(54))
-    assert s.contract == 2 and s.phase is Phase.DOUBLE
-
-
 def test_a_used_contract_cannot_be_declared_again():
     s = at_declare()
     start(s, "no_tricks")

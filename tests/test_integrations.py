@@ -401,21 +401,6 @@ def test_docs_supersuit_snippet_transforms_the_observation_and_keeps_the_mask():
         api_test(env, num_cycles=100)
 
 
-def test_supersuit_frame_stack_and_dtype_work_on_barbu_v1_with_the_mask_through_them():
-    supersuit = require("supersuit")
-    base = gymnasium.make("Barbu-v1", opponents="random")
-    for env, shape, dtype in [
-        (supersuit.frame_stack_v1(base, 4), (4 * OBS_DIM,), np.float32),
-        (supersuit.dtype_v0(base, np.float16), (OBS_DIM,), np.float16),
-    ]:
-        obs, info = env.reset(seed=0)
-        mask = env.get_wrapper_attr("action_masks")()
-        assert obs.shape == shape and obs.dtype == dtype and env.observation_space.contains(obs)
-        np.testing.assert_array_equal(mask, info["action_mask"].astype(bool))
-        obs, *_ = env.step(int(np.flatnonzero(mask)[0]))
-        assert obs.shape == shape
-
-
 # ---------------------------------------------------------------------- the integrations page's snippets
 
 INTEGRATIONS = (Path(__file__).resolve().parent.parent / "docs" / "integrations.md").read_text()
@@ -445,22 +430,6 @@ def test_docs_gymnasium_mask_lines_give_the_mask_and_plain_action_masks_does_not
     (row,) = [line for line in INTEGRATIONS.splitlines() if line.startswith("| Gymnasium, SB3 |")]
     (cell,) = re.findall(r"`([^`]+)`", row.split(" | ")[2])
     np.testing.assert_array_equal(eval(cell, {"env": env}), expected)
-    # What the page warns about: Gymnasium's wrappers do not forward the method.
-    with pytest.raises(AttributeError):
-        env.action_masks()
-
-
-def test_sb3_finds_the_mask_through_gymnasiums_wrappers():
-    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
-    from stable_baselines3.common.vec_env import DummyVecEnv
-
-    env = gymnasium.make("Barbu-v1", opponents="random")
-    vec = DummyVecEnv([lambda: env])
-    vec.seed(0)
-    vec.reset()
-    assert is_masking_supported(vec) and is_masking_supported(env)
-    np.testing.assert_array_equal(get_action_masks(vec)[0], env.unwrapped.action_masks())
-    np.testing.assert_array_equal(get_action_masks(env), env.unwrapped.action_masks())
 
 
 def test_docs_rllib_snippet_builds_a_config():

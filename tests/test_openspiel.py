@@ -279,22 +279,6 @@ def test_the_observer_writes_every_tensor_in_place_into_its_own_buffer():
         checked += 1
 
 
-def test_strings_of_tensors_that_differ_only_in_their_values_differ():
-    """Same non-zero slots, other values (the game scores): the texts differ, each its tensor's."""
-    game = bo.load_game("standard", "hand")
-    one = BarbuState.new_game(rng=np.random.default_rng(0), episode="hand")
-    other = one.clone()
-    one.scores, other.scores = [20, -20, 5, -5], [10, -10, 5, -5]
-    a, b = bo.state_from_engine(game, one), bo.state_from_engine(game, other)
-    for p in range(4):
-        assert np.array_equal(np.flatnonzero(a.observation_tensor(p)), np.flatnonzero(b.observation_tensor(p)))
-        for state in (a, b, a):  # asked again: the same text
-            assert state.observation_string(p) == bo.describe(np.array(state.observation_tensor(p)))
-            assert state.information_state_string(p) == bo.describe(np.array(state.information_state_tensor(p)))
-        assert a.observation_string(p) != b.observation_string(p)
-        assert a.information_state_string(p) != b.information_state_string(p)
-
-
 def test_at_a_dealing_node_a_player_holds_the_cards_dealt_to_it_so_far():
     game = bo.load_game("standard", "round")
     deal = random_deal(np.random.default_rng(5))
