@@ -21,7 +21,10 @@ connections            at most ``connections`` (64; uvicorn's ``limit_concurrenc
                        a new connection past it drops the one that has waited longest on
                        its client (for a request, a body or the reading of its answers);
                        a request while every connection is being answered is answered
-                       503 (uvicorn)
+                       503 (uvicorn); at most ``backlog`` (16) are accepted at a
+                       time, so descriptors stay under ``connections`` plus three
+                       times ``backlog`` plus a few (asyncio closes a dropped one and
+                       starts an accepted one a loop turn later): 256 files suffice
 games                  ``games_per_client`` (16) per client address, ``games`` (128) in all:
                        a game untouched for ``own_idle`` (60 s), ``idle`` (10 min) or, once
                        over, ``done_idle`` (10 s) gives way, else 429 or 503
@@ -55,7 +58,7 @@ class Limits:
     client_timeout: float = 20.0  #: seconds for each whole request and for reading the answers
     keep_alive: int = 5  #: seconds an idle kept-alive connection stays open
     connections: int = 64  #: connections open at once
-    backlog: int = 64  #: connections waiting to be accepted
+    backlog: int = 16  #: connections waiting to be accepted
     head_bytes: int = 16_384  #: the largest request head
     request_bytes: int = MAX_REQUEST_BYTES  #: the largest body but a record's
     record_bytes: int = MAX_RECORD_BYTES  #: the largest record upload
