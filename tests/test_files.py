@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from barbu_env.util.files import InputError, OutputError, quote, read_bytes, read_text, replacing, safe_yaml, write_text
+from barbu_env.util.files import InputError, OutputError, read_bytes, read_text, replacing, safe_yaml, write_text
 
 OLD = '{"old": "result", "kept": true}\n' * 200  # 6.4 kB
 
@@ -79,11 +79,6 @@ def test_invalid_utf8_and_a_missing_file_are_one_line_each(tmp_path):
         read_text(tmp_path / "missing.json")
 
 
-def test_quote_names_a_long_value_in_at_most_its_width():
-    value = "x" * 900_000
-    assert len(quote(value)) <= 40 and len(quote(value, 12)) <= 12
-
-
 def test_safe_yaml_reads_plain_data_and_refuses_bad_yaml_in_one_line():
     assert safe_yaml("a: &x [1, 2]\nb: *x") == {"a": [1, 2], "b": [1, 2]} and safe_yaml("") is None
     with pytest.raises(InputError, match=r"config c.yaml is not valid YAML: .*\(line 2, column 2\)") as e:
@@ -91,13 +86,3 @@ def test_safe_yaml_reads_plain_data_and_refuses_bad_yaml_in_one_line():
     assert "\n" not in str(e.value)
     with pytest.raises(InputError, match="not valid YAML"):
         safe_yaml("!!python/object/apply:os.system ['true']")
-
-
-@pytest.mark.parametrize("argv", [["eval", "--games", "x"], ["evl"]])
-def test_a_typo_on_the_command_line_is_one_argparse_line(argv, capsys):
-    from barbu_env.cli.main import main
-
-    with pytest.raises(SystemExit) as done:
-        main(argv)
-    err = capsys.readouterr().err
-    assert done.value.code == 2 and err.count("\n") == 1 and err.startswith("barbu"), err

@@ -21,17 +21,3 @@ def test_a_small_run_prints_every_log_loss_on_held_out_positions(capsys):
     # a head added to the uniform marginals starts from them: one epoch leaves it near them
     assert abs(got["head_on_uniform"] - got["uniform"]) < 0.05
     assert all(0 <= got[f"{k}_accuracy"] <= 1 for k in ("head", "head_frozen", "head_on_uniform"))
-
-
-@pytest.mark.parametrize(
-    "argv, says",
-    [
-        (["--player", "random"], "invalid choice: 'random'"),
-        (["--epochs", "0"], "--epochs: must be an integer of at least 1, not 0"),
-        (["--record", "nan"], "--record: must be a share above 0 and at most 1, not nan"),
-    ],
-)
-def test_odd_arguments_are_refused_before_any_network_is_fitted(argv, says, capsys):
-    with pytest.raises(SystemExit) as stopped:
-        hands_head_learnability.main(argv)
-    assert stopped.value.code == 2 and says in capsys.readouterr().err

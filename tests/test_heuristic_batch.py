@@ -13,7 +13,7 @@ import pytest
 from heuristic_oracle import OracleHeuristic
 
 import barbu_env
-from barbu_env.agents import Agent, act_rows, ask
+from barbu_env.agents import act_rows
 from barbu_env.agents.heuristic import HeuristicAgent
 from barbu_env.agents.random_agent import RandomAgent
 from barbu_env.game.actions import action_text
@@ -239,15 +239,6 @@ def test_act_and_act_batch_equal_the_oracle_through_the_aec_environment():
 # ---------------------------------------------------------------- the interface
 
 
-def test_heuristic_is_an_agent_and_ask_uses_its_batch():
-    agent = HeuristicAgent()
-    assert isinstance(agent, Agent)
-    obs, masks = collect("standard", seed=3, num_games=2)
-    obs, masks = obs[:500], masks[:500]
-    expected = agent.act_batch(obs, masks)
-    assert np.array_equal(ask(agent, obs, masks), expected)
-
-
 def test_instances_with_equal_rules_are_asked_together_and_decide_as_each_would():
     standard, other, odd = HeuristicAgent(seed=1), HeuristicAgent(seed=2), HeuristicAgent(rules=VARIANTS["points"])
     assert standard.batch_key == other.batch_key != odd.batch_key
@@ -276,14 +267,3 @@ def test_act_batch_takes_any_mask_type_and_leaves_its_inputs_alone():
     assert agent.act_batch(obs[:0], masks[:0]).shape == (0,)
     with pytest.raises(ValueError):
         agent.act_batch(obs[:, :-1], masks)
-
-
-def test_forced_and_empty_masks_answer_as_act_does():
-    agent = HeuristicAgent()
-    obs, masks = collect("standard", seed=6, num_games=1)
-    obs, masks = obs[:300].copy(), masks[:300].copy()
-    masks[:100] = False  # no legal action: act answers 0
-    one = np.zeros_like(masks[100:200])
-    one[np.arange(100), np.arange(100) % 85] = True  # exactly one, whatever the phase
-    masks[100:200] = one
-    assert_same_actions(agent, obs, masks)

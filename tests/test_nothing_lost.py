@@ -1,6 +1,6 @@
 """Nothing lost: a full disk leaves old files whole and the results printed, Ctrl-C in
-``barbu play`` still records the game, a refused command touches nothing, and bad
-``--fps`` or ``--plot`` values are refused before any work (the other writers' full disk:
+``barbu play`` still records the game, a refused command touches nothing, and a bad
+``--plot`` is refused before any work (the other writers' full disk:
 tests/test_files.py, tests/test_training_nothing_lost.py).
 
 The full disk is a file-size limit (``RLIMIT_FSIZE``) set in a subprocess before the
@@ -209,15 +209,6 @@ def test_a_refused_command_leaves_an_existing_out_file_untouched(tmp_path, capsy
 
 
 # ---------------------------------------------------------------------- refused before any work
-
-
-def test_an_fps_out_of_range_is_one_line_before_the_record_is_read(tmp_path, capsys):
-    with pytest.raises(SystemExit) as stop:
-        main(["replay", str(tmp_path / "missing.json"), "--video", str(tmp_path / "v.gif"), "--fps", "51"])
-    assert stop.value.code == 2
-    err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1 and "frames per second run from 0.1 to 50" in err
-    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_plot_of_an_unknown_image_format_is_refused_before_any_game(tmp_path, capsys):

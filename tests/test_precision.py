@@ -12,11 +12,6 @@ from barbu_training.config import Args, model_config
 from barbu_training.run import Trainer
 
 
-def test_precision_names_resolve_to_dtypes():
-    assert precision.resolve_precision("float32") == torch.float32
-    assert precision.resolve_precision("bfloat16") == torch.bfloat16
-
-
 def test_auto_takes_bfloat16_only_where_the_device_multiplies_it_natively(monkeypatch):
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False, raising=False)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False, raising=False)
