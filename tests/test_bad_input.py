@@ -5,7 +5,6 @@ line's one-line refusals: tests/test_cli_hardening.py)."""
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -102,11 +101,3 @@ def test_barbu_v1_refuses_a_misspelt_reset_option_and_an_action_outside_its_spac
     _, info = env.reset(seed=0)
     off_mask = int(np.flatnonzero(info["action_mask"] == 0)[0])
     assert env.step(off_mask)[4]["illegal_action"]  # in the space, off the mask: a random legal one
-
-
-def test_a_missing_checkpoint_file_is_named_as_missing():
-    import gymnasium
-
-    for spec in ("missing.pt", "runs/nowhere/best.pt", Path("missing.pt")):
-        with pytest.raises(ValueError, match="no such file"):
-            gymnasium.make("Barbu-v1", opponents=spec)

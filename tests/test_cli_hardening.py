@@ -75,16 +75,6 @@ ROWS = {
         "exactly 4 agents",
         False,
     ),
-    "eval, unknown agent": (
-        lambda f: ["eval", "--agents", "random,random,random,nobody", "--no-progress"],
-        "unknown agent 'nobody'",
-        False,
-    ),
-    "eval, unknown rules preset": (
-        lambda f: ["eval", "--agents", FOUR, "--games", "4", "--no-progress", "--rules", "bogus"],
-        "unknown rules preset 'bogus'",
-        False,
-    ),
     "eval, --record-games without --records": (
         lambda f: ["eval", "--agents", FOUR, "--record-games", "3"],
         "--record-games needs --records",
@@ -157,21 +147,6 @@ def test_a_records_names_and_metadata_print_with_control_characters_escaped(file
     assert len(text.splitlines()) == len(plain.splitlines()) + 1  # the metadata line, nothing more
     assert "P0 a\\x1b[2J\\x1b[31mred" in text and "P1 b\\nP9 fake seat" in text and "P3 d\\u202eevil" in text
     assert "seed\\x1b]0;title\\x07 x\\ry" in text
-
-
-def test_agent_parameters_of_the_wrong_kind_are_refused_with_what_they_take():
-    from barbu_env.agents import make_agent
-
-    for spec, message in [
-        ("pimc:baseline=maybe", "parameter baseline takes true or false, not 'maybe'"),
-        ("pimc:worlds=2.5", "parameter worlds takes an integer, not 2.5"),
-        ("pimc:time_limit=soon", "parameter time_limit takes a number or none, not 'soon'"),
-        ("heuristic:double_margin=true", "parameter double_margin takes a number, not True"),
-    ]:
-        with pytest.raises(ValueError, match=message):
-            make_agent(spec)
-    assert make_agent("heuristic:double_margin=1").double_margin == 1  # an int is a number
-    assert make_agent("pimc:time_limit=none,worlds=4").time_limit is None
 
 
 def test_serve_refuses_a_bad_host_or_a_port_in_use_in_one_line_before_it_announces_an_address(capsys):

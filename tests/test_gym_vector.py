@@ -100,16 +100,6 @@ def test_it_plays_sync_vector_envs_games_through_make_vec():
         assert np.array_equal(rewards, rewards2) and np.array_equal(terminated, terminated2)
 
 
-def test_make_vec_passes_barbu_v1s_keyword_arguments_and_defaults_to_the_entry_point():
-    envs = gymnasium.make_vec("Barbu-v1", num_envs=2, opponents="heuristic", seat=1, episode="hand", skip_forced=True)
-    env = envs.unwrapped
-    assert isinstance(env, BarbuGymVectorEnv)
-    assert (env.num_envs, env.seat_option, env.episode, env.skip_forced) == (2, 1, "hand", True)
-    assert [type(a).__name__ for a in env._make_opponents([0, 0, 0])] == ["HeuristicAgent"] * 3
-    obs, info = envs.reset(seed=0)
-    assert obs.shape == (2, 1132) and info["seat"].tolist() == [1, 1]
-
-
 def test_autoreset_gives_the_new_games_first_decision_and_the_ended_games_reward():
     envs = BarbuGymVectorEnv(4, opponents="random", seat="rotate", episode="hand", skip_forced=True)
     obs, info = envs.reset(seed=3)
@@ -271,22 +261,6 @@ def test_gymnasiums_observation_wrappers_take_the_next_step_mode():
     with pytest.raises((ValueError, AssertionError)) as refused:
         NormalizeObservation(BarbuGymVectorEnv(2))
     assert refused.type is AssertionError or "autoreset_mode" in str(refused.value)
-
-
-def test_the_single_observation_space_is_barbu_v1s():
-    for rules in ("standard", "classic"):
-        vec = gymnasium.make_vec("Barbu-v1", num_envs=2, rules=rules)
-        assert vec.single_observation_space == gymnasium.make("Barbu-v1", rules=rules).observation_space
-
-
-def test_bad_arguments_fail_at_construction():
-    for kwargs in (
-        {"autoreset_mode": "Disabled"},
-        {"seat": 4},
-        {"opponents": "no-such-agent"},
-    ):
-        with pytest.raises((ValueError, KeyError)):
-            BarbuGymVectorEnv(2, **kwargs)
 
 
 def test_the_benchmark_measures_every_subject():

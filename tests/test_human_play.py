@@ -159,20 +159,6 @@ def _play_out_hand(state: BarbuState) -> None:
         state.apply_action(state.legal_actions()[-1] if state.phase is Phase.DOUBLE else state.legal_actions()[0])
 
 
-def test_a_heart_lead_in_no_hearts_is_refused_with_its_rule():
-    for seed in range(50):
-        state = BarbuState.new_game(rng=np.random.default_rng(seed), first_declarer=0)
-        state.apply_action(52 + Contract.NO_HEARTS)
-        while state.phase is Phase.DOUBLE:
-            state.apply_action(DOUBLE_OFFSET)
-        hearts = [c for c in cards_of(state.hands[0]) if suit_of(c) == 2]
-        if hearts and len(hearts) < 13:
-            break
-    with pytest.raises(ChoiceError, match="may not lead a heart"):
-        parse_choice(state_view(state, 0), card_text(hearts[0]))
-    assert parse_choice(state_view(state, 0), card_text(state.legal_actions()[0])) == state.legal_actions()[0]
-
-
 def test_barbu_play_quits_and_saves_a_record_that_replays(tmp_path, monkeypatch, capsys):
     record = tmp_path / "game.json"
     monkeypatch.setattr("sys.stdin", io.StringIO("quit\n"))

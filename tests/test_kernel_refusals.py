@@ -119,9 +119,3 @@ def test_an_action_is_refused_exactly_when_it_is_illegal_and_for_a_rule_that_app
     if rules.redouble_pass and rules.doubling_targets == "anyone":  # (else no pass turn ever comes)
         expected.add(Refusal.REDOUBLE_PASS_ONLY)
     assert expected <= seen, (name, expected - seen)
-
-
-def test_a_refusal_outside_the_action_ids_is_no_such_action():
-    state = BarbuState.new_game(rng=np.random.default_rng(0))
-    for action in (-1, NUM_ACTIONS):
-        assert state.refusal(action) is Refusal.NO_SUCH_ACTION

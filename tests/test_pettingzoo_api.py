@@ -66,11 +66,6 @@ def test_state_test_passes_with_random_unmasked_actions(episode):
         assert not env.agents  # the hand was played to its end through the random substitutes
 
 
-def test_state_test_fails_where_illegal_actions_raise():
-    with pytest.raises(barbu_env.IllegalActionError):
-        check_state(barbu_v1.env(), num_cycles=50)
-
-
 def test_illegal_action_random_plays_a_legal_action_instead_and_raise_is_the_default():
     raising, replacing = barbu_v1.env(), barbu_v1.env(illegal_action="random")
     for env in (raising, replacing):

@@ -99,8 +99,6 @@ def test_the_guided_searchs_parameters_are_checked_and_named():
     assert (agent.worlds, agent.cover, agent.prior, agent.rollout) == (8, 0.9, "ppo-finetuned", "ppo-finetuned")
     assert agent.name != "pimc-ppo"
     for spec, words in [
-        ("pimc-ppo:cover=0", "cover"),
-        ("pimc-ppo:certain=1.5", "certain"),
         ("pimc-ppo:prior=pimc", "prior"),
         ("pimc-ppo:prior=heuristic", "probabilities"),
         ("pimc-ppo:rollout=pimc-ppo", "rollout"),

@@ -102,12 +102,6 @@ def test_a_mapping_selects_rules():
     assert s.rules.rotation == "every_hand" and s.rules.redouble_pass is True
 
 
-def test_new_game_accepts_a_preset_name_and_rejects_a_bad_mapping():
-    assert BarbuState.new_game(rules="classic", rng=np.random.default_rng(0)).rules == load_rules("classic")
-    with pytest.raises(RulesError, match="bogus"):
-        BarbuState.new_game(rules={"bogus": 1}, rng=np.random.default_rng(0))
-
-
 def test_a_yaml_file_path_loads_and_its_errors_name_the_file(tmp_path):
     good = tmp_path / "mine.yaml"
     good.write_text("description: mine\nrotation: every_hand\nmin_declarer_doubles: 0\n")
@@ -123,13 +117,6 @@ def test_a_yaml_file_path_loads_and_its_errors_name_the_file(tmp_path):
         read_rules_file(not_a_mapping)
     with pytest.raises(RulesError, match="missing.yaml not found"):
         load_rules(str(tmp_path / "missing.yaml"))
-
-
-def test_changes_and_to_dict_round_trip():
-    r = load_rules("declarer_only")
-    assert Rules.from_mapping(r.changes()) == r
-    assert Rules.from_mapping(r.to_dict()) == r
-    assert Rules().changes() == {}
 
 
 # ---------------------------------------------------------------------------- docs/rules.md

@@ -19,7 +19,7 @@ from oracle.observation import ObservationEncoder as OracleEncoder
 import barbu_env
 from barbu_env.game.actions import mask_array
 from barbu_env.game.cards import cards_of
-from barbu_env.game.engine import NUM_ACTIONS, DealError, IllegalActionError
+from barbu_env.game.engine import NUM_ACTIONS, IllegalActionError
 from barbu_env.game.observation import OBS_DIM, OFFSETS
 from barbu_env.game.vector import VectorBarbu
 
@@ -103,21 +103,6 @@ def test_the_game_after_an_auto_reset_plays_as_the_oracle():
     assert rewards[0].tolist() == list(result.settled)
 
 
-def test_same_seed_same_games_and_another_seed_other_games():
-    def trace(seed, steps=400):
-        vec = VectorBarbu(4, seed=seed)
-        obs, masks, seat = vec.reset()
-        rng = np.random.default_rng(123)
-        out = [obs.tobytes(), masks.tobytes(), seat.tobytes()]
-        for _ in range(steps):
-            obs, masks, seat, rewards, _dones, _ = vec.step(random_legal(rng, masks))
-            out += [obs.tobytes(), rewards.tobytes()]
-        return out
-
-    assert trace(3) == trace(3)
-    assert trace(3) != trace(4)
-
-
 def test_reset_with_a_seed_replays_and_without_continues():
     vec = VectorBarbu(2, seed=11)
     a = vec.reset()[0]
@@ -136,19 +121,6 @@ def test_deals_as_text_and_first_declarers():
     # Game 0: the declarer (seat 2) holds the hearts.
     assert np.flatnonzero(obs[0, :52]).tolist() == list(range(26, 39))
     assert np.flatnonzero(obs[2, :52]).tolist() == list(range(13, 26))
-
-
-def test_bad_deals_and_first_declarers_raise_and_change_nothing():
-    vec = VectorBarbu(2, seed=0)
-    vec.reset()
-    before = (vec._ints.copy(), vec._cards.copy(), vec._preset.copy())
-    with pytest.raises(DealError):
-        vec.reset(deals=[[[[0] * 13] * 4], None])
-    with pytest.raises(ValueError):
-        vec.reset(deals=[None])  # one entry per game
-    with pytest.raises(ValueError):
-        vec.reset(first_declarers=[0, 4])
-    assert all(np.array_equal(x, y) for x, y in zip(before, (vec._ints, vec._cards, vec._preset)))
 
 
 def test_illegal_action_raises_and_changes_nothing():
@@ -223,26 +195,6 @@ def test_gymnasium_vector_env_wraps_the_batched_engine():
             break
     else:
         raise AssertionError("no game ended in 3000 steps")
-
-
-def test_a_slot_deals_the_same_games_whatever_the_batch_size():
-    small, large = VectorBarbu(2, seed=21), VectorBarbu(5, seed=21)
-    a, b = small.reset()[0], large.reset()[0]
-    assert np.array_equal(a, b[:2])
-
-
-def test_the_kernels_take_their_layout_from_the_observation():
-    from barbu_env.game import _kernels as K
-    from barbu_env.game.observation import OFFSETS
-
-    assert K.compiled_constants() == K.FROZEN  # what the compiled code holds is the current layout
-    assert (K.O_PLAYED, K.O_STEP_BLOCK, K.O_VOIDS, K.OBS_DIM) == (
-        OFFSETS["played"][0],
-        OFFSETS["to_act"][0],
-        OFFSETS["voids"][0],
-        OBS_DIM,
-    )
-    assert K.O_HAND_BLOCK + K.H_SCORES == OFFSETS["game_scores"][0]
 
 
 #: A kernel module that freezes a constant of another module (``consts.X``) into its
