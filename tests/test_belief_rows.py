@@ -78,6 +78,7 @@ def test_the_belief_rows_are_probabilities_of_the_seats_that_may_hold_each_unsee
     assert np.abs(rows - exact).mean() < 0.1 * np.abs(uniform - exact).mean()
 
 
+@pytest.mark.slow  # a training run
 def test_a_run_with_belief_rows_trains_the_policy_around_a_frozen_belief_network_and_its_checkpoint_plays(tmp_path):
     plain = Trainer(config.Args(run_dir=str(tmp_path), exp_name="a", **tiny()))
     start = plain.checkpoint(tmp_path / "a.pt")
@@ -128,6 +129,7 @@ def test_belief_rows_in_a_chain_are_added_never_dropped_and_an_expert_stage_keep
         stage_args(config.Args(**base, stages=[{"central_critic": True}, expert, {}]))
 
 
+@pytest.mark.slow  # a training run
 def test_a_privileged_critic_is_added_to_a_network_with_belief_rows_and_the_policy_is_unchanged(tmp_path):
     rows = Trainer(config.Args(run_dir=str(tmp_path), exp_name="r", belief_rows=True, **tiny()))
     rows.iterate()  # the trunk learns to read the rows

@@ -11,6 +11,7 @@ import pytest
 from experiments import bench_training
 
 
+@pytest.mark.slow  # short training runs
 def test_training_benchmark_measures_the_trainer(tmp_path, capsys):
     cfg = tmp_path / "tiny.yaml"
     cfg.write_text(
@@ -56,6 +57,7 @@ def test_bench_scale_prints_every_worker_count_the_update_and_every_training_set
             assert f"workers {n:>3} overlap torch_threads {bench_scale.learner_threads(cores, n):>3}:" in out, out
 
 
+@pytest.mark.slow  # every network subject timed
 def test_bench_network_prints_every_acting_and_training_subject_with_its_ratio(capsys):
     from benchmarks import bench_network
 

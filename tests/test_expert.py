@@ -128,6 +128,7 @@ def test_a_fit_from_saved_labels_moves_the_network_toward_the_targets(positions,
     assert masks[np.arange(len(obs)), agent.act_batch(obs, masks)].all()
 
 
+@pytest.mark.slow  # a search labelling and a fit
 def test_a_student_with_a_privileged_critic_is_labelled_and_fitted_its_critic_left_as_it_was(tmp_path):
     student = str(checkpoint_path("ppo-belief"))  # a privileged critic: it cannot value a position from the observation
     args = ExpertArgs(student=student, searcher="pimc", worlds=2, games=1, other_share=0.0, games_per_batch=1)
@@ -170,6 +171,7 @@ def test_a_holdout_of_zero_holds_no_game_out_and_fits_on_every_label(positions, 
     assert describe(summary).endswith("no decision held out")
 
 
+@pytest.mark.slow  # two fits
 def test_saved_labels_are_held_out_by_the_holdout_asked_now(positions, tmp_path):
     obs, masks = positions  # as two workers' labels: worker 0 plays 4 games, worker 1 plays 2
     n = len(obs)

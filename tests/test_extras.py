@@ -254,6 +254,7 @@ def test_importing_each_optional_module_without_its_extra_names_the_extra():
     assert done.stdout.splitlines() == expected
 
 
+@pytest.mark.slow  # an interpreter starting a run
 def test_barbu_train_without_matplotlib_says_so_before_training(tmp_path):
     # a partial install (torch without the rest of the train extra): the learning curve drawn at
     # the end of the run would fail after hours of training, so the command checks it first

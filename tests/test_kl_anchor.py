@@ -95,6 +95,7 @@ def test_training_with_a_kl_coefficient_pulls_the_policy_toward_the_anchor(tmp_p
     assert kls[10.0] < start - 0.05 and kls[10.0] < kls[0.0] - 0.05, (start, kls)
 
 
+@pytest.mark.slow  # two training runs
 def test_a_kl_coefficient_of_zero_trains_exactly_as_a_run_without_an_anchor(tmp_path):
     runs = []
     for extra in ({}, {"kl_anchor": ANCHOR, "kl_coef": 0.0}):
@@ -106,6 +107,7 @@ def test_a_kl_coefficient_of_zero_trains_exactly_as_a_run_without_an_anchor(tmp_
     assert all(torch.equal(plain[k], anchored[k]) for k in plain)
 
 
+@pytest.mark.slow  # two training runs
 def test_a_run_with_an_anchor_checkpoints_its_fields_and_resumes_with_the_anchor_reloaded(tmp_path):
     args = config.Args(run_dir=str(tmp_path), exp_name="a", kl_anchor=ANCHOR, kl_coef=0.5, **tiny())
     trainer = Trainer(args)

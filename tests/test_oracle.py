@@ -62,12 +62,12 @@ SWITCHES = {
 }
 RULESETS = {**{name: load_rules(name) for name in PRESETS}, **SWITCHES}
 
-#: Games in one lockstep batch, and the batches of random games per preset (4 presets: 256 games;
-#: the slow suite plays 4,096 a preset).
-BATCH = 32
-RANDOM_BATCHES = 2
+#: Games in one lockstep batch, and the batches of random games per preset (the slow suite
+#: plays 4,096 a preset).
+BATCH = 16
+RANDOM_BATCHES = 1
 #: Heuristic games per preset or switch set.
-HEURISTIC_GAMES = 16
+HEURISTIC_GAMES = 8
 #: One game in this many compares every field of the state, every agent's observation, ...
 DEEP_EVERY = 32
 #: One game in this many compares information states (in the first random batch of each

@@ -58,6 +58,7 @@ def test_the_belief_network_leaves_the_callers_thread_count(three_threads):
     assert torch.get_num_threads() == 3
 
 
+@pytest.mark.slow  # tournament worker processes importing torch
 def test_tournament_workers_forked_after_torchs_thread_pool_started_play_a_users_torch_agent():
     script = textwrap.dedent(
         """

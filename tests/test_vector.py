@@ -254,6 +254,7 @@ def _no_file_writes() -> None:  # as on a full disk: every write of a byte fails
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
 
 
+@pytest.mark.slow  # an interpreter compiling every kernel
 @pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE")
 def test_kernels_compile_and_run_when_their_disk_cache_cannot_be_written(tmp_path):
     env = kernel_package(tmp_path, "fullpkg", {"consts.py": "X = 1\n", "k.py": FROZEN_X_KERNELS + REFRESH})

@@ -63,6 +63,7 @@ def test_one_worker_plays_and_learns_exactly_what_the_in_process_path_does(tmp_p
         there.close_workers()
 
 
+@pytest.mark.slow  # two Ray workers
 def test_a_packed_rollout_unpacks_to_the_same_arrays_and_merges_in_worker_order(tmp_path, local_ray):
     run = trainer(tmp_path, "packed", workers=2, central_critic=True)
     try:
@@ -109,6 +110,7 @@ def test_an_overlapped_run_resumed_from_a_checkpoint_trains_as_the_uninterrupted
     assert same_weights(resumed, whole)
 
 
+@pytest.mark.slow  # a run on Ray workers
 def test_a_worker_that_dies_ends_the_run_with_one_line_and_keeps_its_last_whole_iteration(tmp_path, local_ray):
     run = trainer(tmp_path, "lost", workers=2, total_decisions=10**6)
     run.iterate()
@@ -131,6 +133,7 @@ def free_cpus(expected: float, seconds: float = 10.0) -> float:
     return free
 
 
+@pytest.mark.slow  # a run on Ray workers
 def test_a_run_that_fails_to_start_leaves_no_worker_holding_a_cpu(tmp_path, local_ray):
     assert free_cpus(2.0) == 2.0
     taken = tmp_path / "taken"
