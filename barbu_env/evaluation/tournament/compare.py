@@ -14,11 +14,11 @@ of these per-set differences. Luck common to both tournaments (the cards) cancel
 difference, which is why the pair is played on the same deals.
 
 >>> from barbu_env.evaluation.tournament import evaluate
->>> a = evaluate(["heuristic", "random", "random", "random"], games=4, seed=3, workers=1)
->>> b = evaluate(["random"] * 4, games=4, seed=3, workers=1)
->>> c = compare(a, b)
+>>> a = evaluate(["heuristic-cautious", "heuristic", "heuristic", "heuristic"], games=4, seed=3, workers=1)
+>>> b = evaluate(["heuristic"] * 4, games=4, seed=3, workers=1)
+>>> c = compare(a, b)  # one deal set: no interval
 >>> c.a, c.b, c.agents, c.difference.mean == a.instances[0].score.mean - b.instances[0].score.mean
-('heuristic', 'random', [0], True)
+('heuristic-cautious', 'heuristic', [0], True)
 """
 
 from __future__ import annotations
