@@ -62,8 +62,9 @@ With only one entry the head-to-head table is given per instance.
 Modules
 -------
 ``schedule`` (sizes, checks, deal sets, seatings, seeds, labels, jobs), ``play`` (the
-play loop and a worker's job), ``stats`` (the statistics) and ``report`` (the table and
-the plot); every name documented here is importable from this package, whose
+play loop and a worker's job), ``stats`` (the statistics), ``compare`` (two tournaments on
+the same deals, paired: one agent against another put in its place) and ``report`` (the
+tables and the plot); every name documented here is importable from this package, whose
 ``evaluate`` hands the jobs to the workers and summarizes the games. The league
 (``barbu_env.evaluation.league``) builds on the same pieces.
 
@@ -90,8 +91,9 @@ from barbu_env.game.constants import NUM_PLAYERS
 from barbu_env.game.rules import Rules, load_rules
 from barbu_env.util.files import OutputError
 
+from .compare import Comparison, compare
 from .play import GameData, PlayedGame, _play_job, play_game, play_games
-from .report import CONTRACT_LABELS, format_table, plot_results, progress_bar
+from .report import CONTRACT_LABELS, format_comparison, format_table, plot_results, progress_bar
 from .schedule import (
     SEATING_RULE,
     SEATINGS,
@@ -246,6 +248,7 @@ def _play_all(
 
 __all__ = [
     "CONTRACT_LABELS",
+    "Comparison",
     "JOBS_IN_FLIGHT_PER_WORKER",
     "SEATING_RULE",
     "SEATINGS",
@@ -261,9 +264,11 @@ __all__ = [
     "check_agents",
     "check_games",
     "check_seed",
+    "compare",
     "deal_set",
     "deal_sets",
     "evaluate",
+    "format_comparison",
     "format_table",
     "play_game",
     "play_games",

@@ -1,8 +1,9 @@
 """Tournament results for people: the text table and the plot.
 
-Contract: ``format_table`` gives a ``TournamentResult`` as text and ``plot_results`` as an
-image (matplotlib, the ``plot`` extra) in one of ``PLOT_SUFFIXES``, chosen by the file's
-ending (``plot_format`` refuses any other before anything is played). Every file is
+Contract: ``format_table`` gives a ``TournamentResult`` as text (``format_comparison`` a
+``Comparison`` of two) and ``plot_results`` as an image (matplotlib, the ``plot`` extra) in
+one of ``PLOT_SUFFIXES``, chosen by the file's ending (``plot_format`` refuses any other
+before anything is played). Every file is
 written whole or not at all (``barbu_env.util.files``: a failed write leaves the old file
 and raises ``OutputError`` naming it). Nothing here computes a statistic: every number
 shown is read from the result. The small helpers (``signed``, ``ci_text``, ``cell``,
@@ -28,6 +29,7 @@ from .schedule import SEATINGS
 if TYPE_CHECKING:
     from types import ModuleType
 
+    from .compare import Comparison
     from .stats import EntryStats, Estimate, TournamentResult
 
 #: Column heads of the per-contract table, in Contract order.
@@ -178,6 +180,19 @@ def format_table(result: TournamentResult) -> str:
         + _doubling_lines(r, width)
         + _head_to_head_lines(r)
     )
+
+
+def format_comparison(c: Comparison) -> str:
+    """A paired comparison (``compare``): the difference per game, at the table and in side bets."""
+    se_note = "s.e. and 95% CI over deal sets" if c.deal_sets > 1 else "one deal set: no s.e."
+    lines = [
+        f"Paired comparison on the same deals and seats: {c.a} (first tournament) minus {c.b} (second)",
+        f"Score difference per game ({se_note})",
+        f"{'':<14}{'diff':>8}{'s.e.':>7}  95% CI",
+    ]
+    for what, e in (("score", c.difference), ("at the table", c.at_the_table), ("side bets", c.side_bets)):
+        lines.append(f"{what:<14}{signed(e.mean, 8)}{_se(e)}  {ci_text(e.ci95)}".rstrip())
+    return "\n".join(lines)
 
 
 def progress_bar(total: int, unit: str, shown: bool, **options: Any) -> Any:

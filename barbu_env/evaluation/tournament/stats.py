@@ -230,7 +230,7 @@ class TournamentResult:
     instances: list[InstanceStats]
     head_to_head: list[HeadToHead]
     head_to_head_instances: list[HeadToHead]
-    game_table: list[dict[str, Any]]  # per game: deal set, seating, seats, scores
+    game_table: list[dict[str, Any]]  # per game: deal set, seating, seats, scores, side bets
     run: dict[str, Any] = field(default_factory=dict)  # workers, seconds, games per second, records
 
     def to_dict(self, timing: bool = True) -> dict[str, Any]:
@@ -383,7 +383,9 @@ def _versus(v: _ByAgent, a: list[int], b: list[int], name_a: str, name_b: str) -
 
 
 def _game_table(data: GameData, labels: Sequence[str]) -> list[dict[str, Any]]:
-    """Per game: its index, deal set, seating, first declarer, who sat where and the scores."""
+    """Per game: its index, deal set, seating, first declarer, who sat where, the scores and
+    the side bets in them (settled minus raw, per seat)."""
+    side_bets = (data.settled - data.raw).sum(axis=1)
     return [
         {
             "game": int(data.game[g]),
@@ -392,6 +394,7 @@ def _game_table(data: GameData, labels: Sequence[str]) -> list[dict[str, Any]]:
             "first_declarer": int(data.first_declarer[g]),
             "seats": [labels[k] for k in seating(int(data.rotation[g]))],
             "scores": data.scores[g].tolist(),
+            "side_bets": side_bets[g].tolist(),
         }
         for g in range(len(data.game))
     ]
