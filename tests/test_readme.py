@@ -1,7 +1,8 @@
-"""README.md and the documentation pages stay true: the README's Python example runs, its test
-command is the one CI calls, and every command line the README and docs/*.md show (the model
-cards included) parses with the real parser and names files that exist. (The docs' Python
-examples run in tests/test_docs.py.)"""
+"""README.md and the documentation pages stay true: the README's first screen is the core
+install, a game in ten lines and one ``barbu eval`` that runs (before the main job's ``.[dev]``
+install), its test command is the one CI calls, its links resolve, and every command line the
+README and docs/*.md show (the model cards included) parses with the real parser and names
+files that exist. (The docs' Python examples run in tests/test_docs.py.)"""
 
 from __future__ import annotations
 
@@ -34,6 +35,53 @@ def test_the_readme_example_plays_a_whole_game(capsys):
     assert isinstance(env.unwrapped, barbu_env.raw_env)
     assert env.unwrapped.game.is_terminal and sum(env.unwrapped.game.scores) == 0
     assert "[" in capsys.readouterr().out
+
+
+def test_the_first_screen_installs_the_core_plays_and_evaluates_before_the_main_job():
+    core = README.index("&& pip install .\n")
+    game = README.index("```python")
+    evaluation = re.search(r"```bash\n(barbu eval [^\n]*)\n```", README)
+    main_job = README.index('-e ".[dev]"')
+    assert evaluation and core < game < evaluation.start() < main_job
+    assert len(README[: evaluation.end()].splitlines()) <= 50  # the first screen, about
+
+
+def test_the_first_screens_evaluation_runs(capsys):
+    """The quick start's ``barbu eval``, at 4 games in this process."""
+    from barbu_env.cli.main import main
+
+    command = re.search(r"```bash\n(barbu eval [^\n]*)\n```", README).group(1)
+    words = re.sub(r"--games \d+", "--games 4", command).split()[1:]
+    assert main([*words, "--workers", "1", "--no-progress"]) == 0
+    assert "heuristic vs random" in capsys.readouterr().out
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_of_the_readme_resolves():
+    for target in re.findall(r"\]\(([^)]+)\)", README):
+        if target.startswith("https://"):
+            continue
+        path, _, anchor = target.partition("#")
+        assert (ROOT / path).is_file(), target
+        if anchor:
+            headings = re.findall(r"^#+ (.*)$", (ROOT / path).read_text(), flags=re.M)
+            assert anchor in {_anchor(h) for h in headings}, target
+
+
+def test_the_readme_and_barbu_help_say_that_bench_runs_in_a_clone(capsys):
+    """``benchmarks/`` is not installed: an installed copy refuses ``barbu bench`` outside a
+    clone (tests/test_cli.py), and the README and ``barbu --help`` say so up front."""
+    from barbu_env.cli.main import main
+
+    assert re.search(r"`barbu bench` runs in a clone", README)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    bench = re.search(r"\n +bench +(.*?)\n +train", capsys.readouterr().out, flags=re.S).group(1)
+    assert "in a clone" in " ".join(bench.split())
 
 
 def test_the_commands_name_files_that_exist():

@@ -47,7 +47,7 @@ COMMANDS: dict[str, tuple[Callable, Callable]] = {
     "play": (play.add, play.run),
     "serve": (serve.add, serve.run),
     "bench": (
-        pass_through("bench", "benchmarks.bench", "decisions per second of the engine and the environment"),
+        pass_through("bench", "benchmarks.bench", "decisions per second of the engine and environments (in a clone)"),
         run_bench,
     ),
     "train": (
