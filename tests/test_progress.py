@@ -1,6 +1,8 @@
 """The training progress bar tells the truth: under a time budget it counts percent of the
 run by whichever limit ends it first (not decisions out of a total the budget will never
-reach), a resumed run starts where it stood, and the final evaluation shows bars too."""
+reach), a resumed run starts where it stood, and the final evaluation shows bars too. It
+moves during a rollout, not only when an iteration ends, and a run without a bar says
+where it stands in lines, the first during its first rollout."""
 
 from __future__ import annotations
 
@@ -55,3 +57,21 @@ def test_a_resumed_run_under_a_budget_starts_its_bar_where_it_stood_and_the_fina
     assert (bar.total, bar.unit) == (100, "%")
     assert bar.initial == pytest.approx(50, abs=0.5) and bar.n == pytest.approx(100)
     assert shown == [True]  # the final evaluation, against the one eval opponent
+
+
+def test_an_iteration_reports_its_decisions_while_its_rollout_plays(tmp_path):
+    trainer = Trainer(Args(run_dir=str(tmp_path), exp_name="p", total_decisions=10**6, **tiny(episode="hand")))
+    seen = []  # (the rollout's decisions so far, the run's decisions then)
+    trainer.iterate(lambda decisions: seen.append((decisions, trainer.decisions)))
+    assert seen and seen[0][0] > 0  # after the rollout's first step
+    assert all(run == 0 for _, run in seen)  # before the iteration counted its rollout
+    assert seen[-1][0] <= trainer.decisions
+
+
+def test_a_run_without_a_bar_logs_where_it_stands_from_its_first_rollout(tmp_path, caplog):
+    args = Args(run_dir=str(tmp_path), exp_name="l", total_decisions=150, **tiny(episode="hand", final_eval_games=0))
+    with caplog.at_level("INFO", logger="barbu_training"):
+        Trainer(args).run()
+    lines = [r.getMessage() for r in caplog.records if r.name == "barbu_training.run"]
+    assert lines and "/150 dec" in lines[0]
+    assert "it 1" not in lines[0]  # written during the first rollout, before any iteration ended
