@@ -68,10 +68,14 @@ def test_an_iteration_reports_its_decisions_while_its_rollout_plays(tmp_path):
     assert seen[-1][0] <= trainer.decisions
 
 
-def test_a_run_without_a_bar_logs_where_it_stands_from_its_first_rollout(tmp_path, caplog):
+def test_a_run_without_a_bar_logs_a_line_as_it_starts_and_lines_during_its_first_rollout(tmp_path, caplog, monkeypatch):
+    from barbu_training import run
+
+    monkeypatch.setattr(run, "LINE_SECONDS", 0.0, raising=False)  # a line at every step of the bar, not every 30 s
     args = Args(run_dir=str(tmp_path), exp_name="l", total_decisions=150, **tiny(episode="hand", final_eval_games=0))
     with caplog.at_level("INFO", logger="barbu_training"):
         Trainer(args).run()
     lines = [r.getMessage() for r in caplog.records if r.name == "barbu_training.run"]
-    assert lines and "/150 dec" in lines[0]
-    assert "it 1" not in lines[0]  # written during the first rollout, before any iteration ended
+    assert lines[0].startswith("  0% 0/150 dec") and "it 1 rollout under way" in lines[0]
+    during = [line for line in lines[1:] if "it 1 rollout under way" in line]  # before the first iteration ended
+    assert during and all(not line.startswith("  0% 0/150") for line in during)

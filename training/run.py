@@ -32,7 +32,8 @@ weights and pool from before it (kept in checkpoints).
 Progress: with ``progress`` a bar on stderr (tqdm) that moves during a rollout too (every
 ``rollout.PROGRESS_SECONDS``), not only when an iteration ends; without it the same figures
 as a line every ``LINE_SECONDS`` on the logger ``barbu_training.run`` (``barbu train``
-writes them to stderr), the first as soon as the first rollout has taken a step.
+writes them to stderr), the first when the run starts, the next as soon as the first
+rollout has taken a step.
 
 A run may start from another network's weights (``init``: a checkpoint or a shipped
 policy; a run with a privileged critic from a network without one,
@@ -412,7 +413,8 @@ class Trainer(PPO):
             disable=not args.progress,
             dynamic_ncols=True,
         )
-        last_eval, status, due = "", "", [0.0]  # due: when the next line is (without a bar)
+        last_eval, due = "", [0.0]  # due: when the next line is (without a bar)
+        status = f"it {self.iteration + 1} rollout under way"  # until an iteration ends
 
         def show(collecting: int = 0) -> None:
             """Where the run stands, ``collecting`` decisions into a rollout: the bar, or a line."""
@@ -421,13 +423,15 @@ class Trainer(PPO):
                 bar.update(n - bar.n)
             elif time.monotonic() >= due[0]:
                 due[0] = time.monotonic() + LINE_SECONDS
-                elapsed = time.time() - self.start
+                elapsed, at = time.time() - self.start, min(n, total)  # the last rollout overshoots the total
                 log.info(
                     tqdm.format_meter(
-                        n, total, elapsed, unit=unit, initial=done, bar_format=LINE_FORMAT, postfix=status
+                        at, total, elapsed, unit=unit, initial=done, bar_format=LINE_FORMAT, postfix=status
                     )
                 )
 
+        bar.set_postfix_str(status)
+        show()  # on screen from the start: a first rollout may wait for the engine's kernels to compile
         try:
             while self.decisions < args.total_decisions and self.progress() < 1.0:
                 sps = self.iterate(show)
