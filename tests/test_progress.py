@@ -76,6 +76,6 @@ def test_a_run_without_a_bar_logs_a_line_as_it_starts_and_lines_during_its_first
     with caplog.at_level("INFO", logger="barbu_training"):
         Trainer(args).run()
     lines = [r.getMessage() for r in caplog.records if r.name == "barbu_training.run"]
-    assert lines[0].startswith("  0% 0/150 dec") and "it 1 rollout under way" in lines[0]
+    assert lines[0].startswith("  0% 0/150 dec") and "it 1 starting" in lines[0]
     during = [line for line in lines[1:] if "it 1 rollout under way" in line]  # before the first iteration ended
     assert during and all(not line.startswith("  0% 0/150") for line in during)

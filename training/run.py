@@ -32,8 +32,7 @@ weights and pool from before it (kept in checkpoints).
 Progress: with ``progress`` a bar on stderr (tqdm) that moves during a rollout too (every
 ``rollout.PROGRESS_SECONDS``), not only when an iteration ends; without it the same figures
 as a line every ``LINE_SECONDS`` on the logger ``barbu_training.run`` (``barbu train``
-writes them to stderr), the first when the run starts, the next as soon as the first
-rollout has taken a step.
+writes them to stderr), the first when the run starts.
 
 A run may start from another network's weights (``init``: a checkpoint or a shipped
 policy; a run with a privileged critic from a network without one,
@@ -414,10 +413,15 @@ class Trainer(PPO):
             dynamic_ncols=True,
         )
         last_eval, due = "", [0.0]  # due: when the next line is (without a bar)
-        status = f"it {self.iteration + 1} rollout under way"  # until an iteration ends
+        # until the first rollout's first step: a fresh install compiles the engine's kernels first
+        status = f"it {self.iteration + 1} starting (a first run compiles the engine first: a minute or two)"
 
         def show(collecting: int = 0) -> None:
             """Where the run stands, ``collecting`` decisions into a rollout: the bar, or a line."""
+            nonlocal status
+            if collecting and "starting" in status:
+                status = f"it {self.iteration} rollout under way"
+                bar.set_postfix_str(status, refresh=False)
             n = self.bar_position(collecting)[0]
             if args.progress:
                 bar.update(n - bar.n)
@@ -431,7 +435,7 @@ class Trainer(PPO):
                 )
 
         bar.set_postfix_str(status)
-        show()  # on screen from the start: a first rollout may wait for the engine's kernels to compile
+        show()  # on screen from the start
         try:
             while self.decisions < args.total_decisions and self.progress() < 1.0:
                 sps = self.iterate(show)
