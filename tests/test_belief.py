@@ -354,3 +354,31 @@ def test_checkpoints_a_network_cannot_answer_from_are_refused_at_load(tmp_path):
             belief.load_model(tmp_path / f"{name}.pt")
         assert "\n" not in str(info.value)
     assert repr(belief.load_model()) == f"BeliefModel({belief.SHIPPED_MODEL.resolve()})"
+
+
+def test_what_the_environment_gives_an_agent_is_read_as_the_vector_and_its_seat():
+    import barbu_env
+
+    env = barbu_env.env()
+    env.reset(seed=3)
+    obs, *_ = env.last()
+    while decode(obs["observation"])["played"].sum() < 8:  # two tricks in
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        obs, *_ = env.last()
+    agent = env.agent_selection
+    seat = env.possible_agents.index(agent)
+    assert seat != 0  # else a seat ignored would pass as well
+    vector = obs["observation"]
+    p = belief.probabilities(obs, model="uniform", seat=agent)
+    assert np.array_equal(p, belief.probabilities(vector, model="uniform", seat=seat))
+    deals = belief.sample_deals(obs, 4, np.random.default_rng(0), model="uniform", seat=agent)
+    assert np.array_equal(deals, belief.sample_deals(vector, 4, np.random.default_rng(0), model="uniform", seat=seat))
+    sampler = belief.samplers([obs], model="uniform")[0]
+    assert np.array_equal(
+        sampler.draw(2, np.random.default_rng(1)), belief.Sampler(vector, "uniform").draw(2, np.random.default_rng(1))
+    )
+    # a deal's hands as card ids: the observer's are its true cards
+    own = np.flatnonzero(env.state()[seat * NUM_CARDS : (seat + 1) * NUM_CARDS]).tolist()
+    assert belief.cards_of(deals[0, seat]) == own and len(belief.hand_text(deals[0, seat]).split()) == len(own)
+    with pytest.raises(ValueError, match="player_0"):
+        belief.probabilities(obs, model="uniform", seat="player_4")

@@ -169,6 +169,25 @@ def test_decode_works_on_batches_and_rejects_wrong_sizes():
         decode(np.zeros(OBS_DIM + 1))
 
 
+def test_decode_keeps_a_torch_tensor_in_the_autograd_graph():
+    torch = pytest.importorskip("torch")
+    x = torch.from_numpy(fresh(next(game_states(1)), 0)).repeat(2, 1).requires_grad_()
+    parts = decode(x)
+    assert parts["played"].shape == (2, 4, 52) and parts["played"].grad_fn is not None
+    parts["hand"].sum().backward()  # the gradient reaches the hand's 52 values, and only them
+    assert x.grad[:, :52].eq(1).all() and x.grad[:, 52:].eq(0).all()
+
+
+def test_the_environment_page_shows_every_slice_at_its_offset():
+    from pathlib import Path
+
+    from barbu_env.game.observation import markdown_table
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "environment.md").read_text()
+    assert markdown_table() in page
+    assert markdown_table().count("\n| `") == len(OFFSETS) and "| `voids` | 1116 | 16 | 4 x 4 |" in page
+
+
 def test_the_environment_docstring_documents_every_slice_with_its_shape():
     import re
 

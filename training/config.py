@@ -237,7 +237,7 @@ class Args:
     iteration; every periodic evaluation also writes one; best.pt follows the evaluations). A killed run loses at
     most this much work plus one iteration; Ctrl-C loses only the iteration under way."""
     progress: bool = True
-    """Show a progress bar."""
+    """Show a progress bar (it moves during each rollout); false: a plain line every 30 s instead."""
 
     @property
     def local_workers(self) -> int:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -347,12 +348,12 @@ class PPO:
         """A CPU copy of the network's weights."""
         return {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
 
-    def collect(self) -> Rollout:
+    def collect(self, progress: Callable[[int], object] | None = None) -> Rollout:
         """This iteration's rollout (the teacher's games during the warm start), played by
         ``collector`` and seeded by the run's seed and the iteration (so that a resumed run
-        plays what it would have)."""
+        plays what it would have); ``progress(decisions)`` as ``Collector.collect`` calls it."""
         rng, gen = rollout_generators(self.args.seed, self.iteration)
-        return self.collector.collect(self.model, self.pool, rng, gen, self.teacher(self.iteration))
+        return self.collector.collect(self.model, self.pool, rng, gen, self.teacher(self.iteration), progress)
 
     def update(self, rollout: Rollout) -> dict[str, float]:
         """Train on ``rollout``: imitation during the warm start, PPO after (with the KL
@@ -417,12 +418,13 @@ class PPO:
             self.writer.add_scalar(tag, value, self.decisions)
         return sps
 
-    def iterate(self) -> float:
-        """One iteration: rollout, update, snapshot, logging. Returns its decisions per second."""
+    def iterate(self, progress: Callable[[int], object] | None = None) -> float:
+        """One iteration: rollout, update, snapshot, logging. Returns its decisions per second.
+        ``progress(decisions)``: the rollout's decisions so far, during the rollout (``collect``)."""
         self.iteration += 1
         self.set_learning_rate()
         t0 = time.time()
-        rollout = self.collect()
+        rollout = self.collect(progress)
         collect_time = time.time() - t0
         self.decisions += rollout.decisions
         t1 = time.time()

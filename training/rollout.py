@@ -23,6 +23,8 @@ play driver (``barbu_env.game.driver.play``); the opponents are asked through it
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numba
@@ -49,6 +51,8 @@ from barbu_training.precision import autocast
 
 GAME_KINDS = ("self", "pool", "agent")  # self-play, against a pool snapshot, against baselines
 DECISIONS_PER_GAME = 1400  # a little more than the unforced decisions of a game (about 1,210): the buffers' start
+#: Seconds between two calls of ``Collector.collect``'s ``progress`` (a bar or a line, not a cost).
+PROGRESS_SECONDS = 0.5
 
 
 @dataclass
@@ -277,6 +281,7 @@ class Collector:
         rng: np.random.Generator,
         torch_gen: torch.Generator,
         teacher: str = "",
+        progress: Callable[[int], object] | None = None,
     ) -> Rollout:
         """Play ``num_games`` whole games and return the learning seats' transitions.
 
@@ -285,7 +290,9 @@ class Collector:
         the model and the pool alone. With a ``teacher`` (an agent
         name) every seat of every game is played by that agent instead, for imitation:
         the actions are the teacher's, ``logprobs`` and ``values`` are 0 and ``returns``
-        are the seats' discounted Monte Carlo returns."""
+        are the seats' discounted Monte Carlo returns. ``progress(decisions)``: called
+        with the rollout's decisions so far (every decision, as ``Rollout.decisions`` counts
+        them) after its first step, then at most every ``PROGRESS_SECONDS``."""
         args, env, B = self.args, self.env, self.args.num_games
         # --- who plays each seat of each game ---
         device = next(model.parameters()).device  # the opponents' networks go there too
@@ -323,7 +330,14 @@ class Collector:
                 actions[j] = seated(rows[j], obs[j], masks[j], seats[j])
             return actions
 
+        shown = [0, 0.0]  # decisions so far, when progress is next due
+
         def after(step: EngineStep) -> None:
+            if progress is not None:
+                shown[0] += np.count_nonzero(step.live)  # play()'s count: the games live before the step
+                if time.monotonic() >= shown[1]:
+                    shown[1] = time.monotonic() + PROGRESS_SECONDS
+                    progress(shown[0])
             # hand scores go to each seat's latest transition; a game's end closes all four
             credit.add(step.rewards * args.reward_scale)
             if len(step.ended):

@@ -29,6 +29,11 @@ while this process keeps the network and the update; one worker plays exactly th
 in-process rollouts. With ``overlap`` the next rollout plays during the update, with the
 weights and pool from before it (kept in checkpoints).
 
+Progress: with ``progress`` a bar on stderr (tqdm) that moves during a rollout too (every
+``rollout.PROGRESS_SECONDS``), not only when an iteration ends; without it the same figures
+as a line every ``LINE_SECONDS`` on the logger ``barbu_training.run`` (``barbu train``
+writes them to stderr), the first when the run starts.
+
 A run may start from another network's weights (``init``: a checkpoint or a shipped
 policy; a run with a privileged critic from a network without one,
 ``barbu_models.policy.with_privileged_critic``, a run with ``hands_coef`` from one without a
@@ -40,11 +45,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +74,12 @@ from barbu_training.preflight import Prepared, prepare
 from barbu_training.rollout import Collector, Rollout
 from barbu_training.stages import check_startable, describe_network, resume_path
 from barbu_training.workers import WorkerGroup, WorkerLost
+
+log = logging.getLogger(__name__)
+#: Seconds between two progress lines of a run without a bar (``progress`` false).
+LINE_SECONDS = 30.0
+#: A progress line: the bar's figures without the bar.
+LINE_FORMAT = "{percentage:3.0f}% {n:,.0f}/{total:,.0f} {unit} [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
 
 # ---------------------------------------------------------------------- starting a run
 
@@ -317,22 +329,23 @@ class Trainer(PPO):
         self.last_checkpoint = time.time()
         return path
 
-    def bar_position(self) -> tuple[float, float]:
-        """Where the progress bar stands, ``(done, total)`` in its units: decisions out of
-        ``total_decisions``; with a time budget, percent of the run (``progress``: whichever
-        limit ends the run first), so that its rate and time left are the run's. A resumed
-        run starts where it stood."""
-        if self.args.time_budget_minutes:
-            return 100.0 * self.progress(), 100.0
-        return self.decisions, self.args.total_decisions
+    def bar_position(self, collecting: int = 0) -> tuple[float, float]:
+        """Where the progress bar stands, ``(done, total)`` in its units, ``collecting``
+        decisions into a rollout: decisions out of ``total_decisions``; with a time budget,
+        percent of the run (``progress``: whichever limit ends the run first), so that its
+        rate and time left are the run's. A resumed run starts where it stood."""
+        args, decisions = self.args, self.decisions + collecting
+        if args.time_budget_minutes:
+            return 100.0 * min(1.0, max(decisions / args.total_decisions, self.progress())), 100.0
+        return decisions, args.total_decisions
 
-    def collect(self) -> Rollout:
+    def collect(self, progress: Callable[[int], object] | None = None) -> Rollout:
         """This iteration's rollout: in this process (``PPO.collect``), or on the rollout
         workers (``barbu_training.workers``), seeded alike. With ``overlap``, the workers then
         start the next iteration's rollout with the weights and pool of this one
         (``lagged``, kept in checkpoints: a resumed run plays it alike)."""
         if self.workers is None:
-            return super().collect()
+            return super().collect(progress)
         pending = self.pending
         if pending is None or pending.iteration != self.iteration:
             weights, pool = self.lagged if self.lagged is not None else (self.weights(), self.pool)
@@ -345,12 +358,12 @@ class Trainer(PPO):
             self.pending = self.workers.launch(*self.lagged, nxt, self.teacher(nxt))
         return rollout
 
-    def iterate(self) -> float:
+    def iterate(self, progress: Callable[[int], object] | None = None) -> float:
         """One iteration (``PPO.iterate``). One whose numbers stop being finite stops the
         run: ``latest.pt`` gets the last whole iteration (``boundary``, whose weights were
         checked finite), ``best.pt`` is left as it is; raises ``TrainingDiverged``."""
         try:
-            return super().iterate()
+            return super().iterate(progress)
         except NotFinite as e:
             path = self.checkpoint(self.ckpt_dir / "latest.pt", self.boundary)
             self.writer.close()
@@ -384,24 +397,48 @@ class Trainer(PPO):
         """Train until ``total_decisions`` or the time budget, then evaluate the best
         checkpoint; returns the summary (also written to ``summary.json``). With
         ``progress``, a bar on stderr (``bar_position``; kept as ``self.bar``) and one per
-        opponent for the final evaluation."""
+        opponent for the final evaluation; without, a line every ``LINE_SECONDS`` (module docstring)."""
         from tqdm import tqdm
 
         args = self.args
         done, total = self.bar_position()
         budget = bool(args.time_budget_minutes)
+        unit = "%" if budget else "dec"
         self.bar = bar = tqdm(
             total=total,
             initial=done,
-            unit="%" if budget else "dec",
+            unit=unit,
             bar_format="{l_bar}{bar}| {elapsed}<{remaining}{postfix}" if budget else None,
             disable=not args.progress,
             dynamic_ncols=True,
         )
-        last_eval = ""
+        last_eval, due = "", [0.0]  # due: when the next line is (without a bar)
+        # until the first rollout's first step: a fresh install compiles the engine's kernels first
+        status = f"it {self.iteration + 1} starting (a first run compiles the engine first: a minute or two)"
+
+        def show(collecting: int = 0) -> None:
+            """Where the run stands, ``collecting`` decisions into a rollout: the bar, or a line."""
+            nonlocal status
+            if collecting and "starting" in status:
+                status = f"it {self.iteration} rollout under way"
+                bar.set_postfix_str(status, refresh=False)
+            n = self.bar_position(collecting)[0]
+            if args.progress:
+                bar.update(n - bar.n)
+            elif time.monotonic() >= due[0]:
+                due[0] = time.monotonic() + LINE_SECONDS
+                elapsed, at = time.time() - self.start, min(n, total)  # the last rollout overshoots the total
+                log.info(
+                    tqdm.format_meter(
+                        at, total, elapsed, unit=unit, initial=done, bar_format=LINE_FORMAT, postfix=status
+                    )
+                )
+
+        bar.set_postfix_str(status)
+        show()  # on screen from the start
         try:
             while self.decisions < args.total_decisions and self.progress() < 1.0:
-                sps = self.iterate()
+                sps = self.iterate(show)
                 # --- evaluation and checkpoints ---
                 if args.eval_every and self.iteration % args.eval_every == 0:
                     found = self.evaluate(args.eval_games)
@@ -409,12 +446,13 @@ class Trainer(PPO):
                 elif time.time() - self.last_checkpoint >= args.checkpoint_minutes * 60:
                     self.checkpoint(self.ckpt_dir / "latest.pt")
                 self.boundary = self.state()
-                bar.update(self.bar_position()[0] - bar.n)
                 phase = "imitating" if self.imitating() else "PPO"
                 spent = ""
                 if budget:  # what the percent is made of
                     spent = f"{self.decisions:,} dec {self.minutes():.3g}/{args.time_budget_minutes:g} min "
-                bar.set_postfix_str(f"{spent}it {self.iteration} {phase} SPS {sps:,.0f} eval {last_eval or '-'}")
+                status = f"{spent}it {self.iteration} {phase} SPS {sps:,.0f} eval {last_eval or '-'}"
+                show()
+                bar.set_postfix_str(status)
         except KeyboardInterrupt:
             # the iteration under way is dropped: its update may be half done
             path = self.checkpoint(self.ckpt_dir / "latest.pt", self.boundary)

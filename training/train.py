@@ -17,8 +17,10 @@ touched; ``main`` says so, and why a run stopped, in one line.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -130,13 +132,27 @@ def train_stages(args: Args) -> dict[str, Any]:
     return summaries[-1] | {"stages": summaries}
 
 
+@contextlib.contextmanager
+def progress_lines() -> Any:
+    """The package's log (the run's progress lines without a bar: ``barbu_training.run``) on stderr."""
+    logger, handler = logging.getLogger("barbu_training"), logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("barbu train: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     from barbu_env.evaluation.tournament import format_table
 
     ns = vars(build_parser().parse_args(argv))
     config = ns.pop("config", None)
     try:
-        summary = train(load_args(config, ns))
+        with progress_lines():
+            summary = train(load_args(config, ns))
     except TrainingInterrupted as e:
         print(error_line(f"barbu train: {e}"), file=sys.stderr)
         return 130

@@ -16,6 +16,10 @@ marginal (a position with no consistent deal raises ``ValueError``); the logits,
 whose output is not finite is refused), correct the logarithms of those marginals, and Sinkhorn's fitting reaches
 ``TOLERANCE`` within ``MAX_SINKHORN`` passes or is retried on a mix with the uniform marginals (``MIXES``).
 
+An ``observation`` is the float vector [1132] or what an environment gives an agent
+(``env.last()``'s dict: its ``"observation"`` is read); a ``seat`` is 0-3 or the agent's
+name (``"player_2"``, ``env.agent_selection``).
+
 ``probabilities(observation, model=None, seat=0)``: float64 [52, 4] by **absolute** seat, the
 observer at ``seat`` (an observation is relative to its observer and does not say where
 the observer sits: ``seat`` does, as in ``Positions.from_observation``; 0 makes absolute
@@ -41,6 +45,7 @@ the step is halved; a kept one doubles it, up to 1): the fit never ends worse th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +53,7 @@ import numpy as np
 
 from ..game._bits import kernel
 from ..game.cards import NUM_CARDS
-from ..game.constants import NUM_PLAYERS
+from ..game.constants import AGENTS, NUM_PLAYERS
 from ..game.observation import NUM_CARD_ROWS, OBS_DIM, OFFSETS, card_sets
 from ..util.extras import require
 
@@ -247,8 +252,8 @@ class _Hidden:
     (ascending), ``sizes`` int64 [3] the cards of relative seats 1, 2, 3, ``allowed`` bool
     [m, 3] (not excluded), ``hand`` the observer's cards (a set)."""
 
-    def __init__(self, observation: np.ndarray):
-        obs = np.asarray(observation, dtype=np.float32).reshape(OBS_DIM)
+    def __init__(self, observation: np.ndarray | Mapping[str, np.ndarray]):
+        obs = np.asarray(_vector(observation), dtype=np.float32).reshape(OBS_DIM)
         rows = card_sets(obs[: NUM_CARD_ROWS * NUM_CARDS].reshape(NUM_CARD_ROWS, NUM_CARDS)).tolist()
         self.hand = rows[_HAND_ROW]
         seen = self.hand
@@ -389,12 +394,23 @@ def _logits(model: Any, obs: np.ndarray) -> np.ndarray:
     return out
 
 
-def _absolute(rel: np.ndarray, seat: int) -> np.ndarray:
-    """Columns of relative seats 0-3 reordered by absolute seat."""
+def _vector(observation: Any) -> Any:
+    """The observation vector of an environment's dict (``env.last()``'s), or ``observation`` itself."""
+    return observation["observation"] if isinstance(observation, Mapping) else observation
+
+
+def _absolute(rel: np.ndarray, seat: int | str) -> np.ndarray:
+    """Columns of relative seats 0-3 reordered by absolute seat (``seat``: 0-3 or an agent name)."""
+    if isinstance(seat, str):
+        if seat not in AGENTS:
+            raise ValueError(f"seat {seat!r} is neither 0-3 nor an agent name ({', '.join(AGENTS)})")
+        seat = AGENTS.index(seat)
     return rel[:, [(p - seat) % NUM_PLAYERS for p in range(NUM_PLAYERS)]]
 
 
-def probabilities(observation: np.ndarray, model: Any = None, seat: int = 0) -> np.ndarray:
+def probabilities(
+    observation: np.ndarray | Mapping[str, np.ndarray], model: Any = None, seat: int | str = 0
+) -> np.ndarray:
     """Float64 [52, 4]: the probability that each card is in each seat's hand now, by
     absolute seat, the observer at ``seat`` (module docstring). ValueError if no deal is
     consistent with ``observation``."""
@@ -449,7 +465,7 @@ class Sampler:
 def samplers(observations: np.ndarray, model: Any = None, passes: int = FIT_PASSES) -> list[Sampler]:
     """One ``Sampler`` per observation (float [k, 1132]), the network asked once for all of
     them. ValueError if an observation has no consistent deal."""
-    observations = np.asarray(observations, dtype=np.float32).reshape(-1, OBS_DIM)
+    observations = np.asarray([_vector(o) for o in observations], dtype=np.float32).reshape(-1, OBS_DIM)
     if not len(observations):
         return []
     model = _model(model)
@@ -459,7 +475,11 @@ def samplers(observations: np.ndarray, model: Any = None, passes: int = FIT_PASS
 
 
 def sample_deals(
-    observation: np.ndarray, n: int, rng: np.random.Generator, model: Any = None, seat: int = 0
+    observation: np.ndarray | Mapping[str, np.ndarray],
+    n: int,
+    rng: np.random.Generator,
+    model: Any = None,
+    seat: int | str = 0,
 ) -> np.ndarray:
     """``n`` whole deals of the current hands consistent with ``observation``, drawn as
     ``sample_hidden`` draws: uint64 [n, 4] card sets by absolute seat, the observer (at

@@ -80,8 +80,8 @@ def to_card(value: int | str) -> int:
 
 
 def cards_of(mask: int) -> list[int]:
-    """The card ids in a set, ascending."""
-    out = []
+    """The card ids in a set (an int, or a numpy integer such as an element of a uint64 array), ascending."""
+    out, mask = [], int(mask)
     while mask:
         low = mask & -mask
         out.append(low.bit_length() - 1)

@@ -7,8 +7,12 @@ The slices are ``SLICES`` below, in order; the environment's documentation
 (``barbu_env/envs/aec.py``) has the table of what each means, and a test keeps the two
 in step.
 
-``OBS_DIM`` is the sum of the slices (1132; ``OBS_LAYOUT`` numbers the layout).
-``decode(obs)`` splits a vector (or a batch) back into its named slices, reshaped;
+``OBS_DIM`` is the sum of the slices (1132; ``OBS_LAYOUT`` numbers the layout);
+``OFFSETS[name]`` is a slice's ``(start, end, shape)`` in the vector (``markdown_table()``
+writes them as the table of ``docs/environment.md``). ``decode(obs)`` splits a vector (or
+a batch ``[..., 1132]``) back into its named slices, reshaped, by indexing and reshaping
+alone: a torch tensor (or any array with numpy's indexing) gives views of itself, inside
+the autograd graph, so a feature extractor can decode its input;
 ``read(obs, seat)`` reads one observation back into whole numbers and card sets by
 absolute seat (a ``Reading``), the one reading that the table view
 (``barbu_env.view.table.TableView.from_observation``) and the positions built from an
@@ -195,21 +199,37 @@ INFO_HIGH = np.concatenate([OBS_HIGH, np.ones(INFO_DIM - OBS_DIM, np.float32)])
 
 
 def decode(obs: np.ndarray) -> dict[str, np.ndarray]:
-    """Split an observation (or a batch ``[..., OBS_DIM]``) into its named slices."""
+    """Split an observation (or a batch ``[..., OBS_DIM]``) into its named slices: views of
+    ``obs``, of its own kind (a torch tensor gives tensors, still in the autograd graph).
+
+    >>> decode(np.arange(OBS_DIM))["excluded"][3, :3]  # where the right-hand seat's first three cards are
+    array([884, 885, 886])
+    """
     return _split(obs, OFFSETS, OBS_DIM, "an observation")
 
 
 def decode_information_state(x: np.ndarray) -> dict[str, np.ndarray]:
-    """Split an information state (or a batch ``[..., INFO_DIM]``) into its named slices."""
+    """Split an information state (or a batch ``[..., INFO_DIM]``) into its named slices, as ``decode`` does."""
     return _split(x, INFO_OFFSETS, INFO_DIM, "an information state")
 
 
 def _split(x: np.ndarray, offsets: dict, dim: int, what: str) -> dict[str, np.ndarray]:
-    x = np.asarray(x)
+    if not hasattr(x, "shape"):  # a list: arrays and tensors are sliced as they are
+        x = np.asarray(x)
     if x.shape[-1:] != (dim,):
         raise ValueError(f"{what} has {dim} values, not {x.shape[-1] if x.ndim else 'a scalar'}")
     lead = x.shape[:-1]
     return {name: x[..., a:b].reshape(lead + shape) for name, (a, b, shape) in offsets.items()}
+
+
+def markdown_table() -> str:
+    """The observation's slices as a Markdown table: name, offset, length, shape (the table
+    of ``docs/environment.md``, written by ``docs/docstring_to_md.py``)."""
+    rows = [
+        f"| `{name}` | {a} | {b - a} | {' x '.join(map(str, shape))} | `obs[..., {a}:{b}]` |"
+        for name, (a, b, shape) in OFFSETS.items()
+    ]
+    return "\n".join(["| slice | offset | length | shape | indexing |", "|---|---:|---:|---|---|", *rows]) + "\n"
 
 
 def card_set(row: np.ndarray) -> int:
