@@ -1,4 +1,4 @@
-"""Leagues: every pair of a list of agents played in duplicate, a score matrix and a rating.
+"""Leagues: every pair of a list of agents played in duplicate, a score matrix, standings and ratings.
 
 ``run_league(["random", "heuristic", "pimc"], games=100)`` plays, for every unordered pair
 {A, B} of the agents, three duplicate tournaments (``tournament.evaluate``) of ``games``
@@ -38,24 +38,28 @@ The *margin* of A over B in a format is the per-game difference of A's average s
 B's average score (``tournament.HeadToHead``), per deal set; its mean, standard error and
 95% interval are over deal sets. The matrix is antisymmetric: B over A is minus A over B.
 
-Ratings
--------
-One rating per agent in points per game, fitted by weighted least squares to the combined
-margins of all pairings: margin(A, B) ≈ r_A - r_B, each pairing weighted by 1 / s.e.²,
-with the ratings summing to zero. Why least squares on margins rather than Bradley–Terry:
-Barbu's result is a score margin, not a win or a loss, and its size matters (a 600-point
-beating is not a 5-point one); Bradley–Terry would keep only who won each deal set,
-throwing that away, and would give ratings on a logit scale no-one reads at the table.
-The additive model is the one that "score = own strength - the table's mean strength"
-gives in every format (A x1 vs B x3: A scores 3/4 (r_A - r_B), each B -1/4 of it; two of
-each: ±1/2 of it; the difference is r_A - r_B in both), so a rating difference reads as
-"A outscores B by this many points per game when they share a table". Elo's sequential
-updates are not used: a league is a fixed set of results, and a fit should not depend on
-the order they were played in. The ratings' standard errors come from the weights
-(the covariance of the constrained weighted fit, the pseudo-inverse of the weighted
-Laplacian), inflated by sqrt(chi² / degrees of freedom) when the margins fit the additive
-model worse than their standard errors allow (non-transitive results: A beats B beats C
-beats A); chi² and its degrees of freedom are reported.
+Standings and ratings
+---------------------
+A head-to-head result is *significant* when the combined margin's 95% interval excludes
+zero. The league's order (``LeagueResult.standings``, ``fit.standings``) is taken from
+those results alone: every significant result points down the list, agents whose
+significant results form a cycle (A beats B beats C beats A: no order agrees with them
+all) share one rank and the cycle is named, and agents no result orders are placed by
+rating. The rating is one number per agent in points per game, fitted by weighted least
+squares to the combined margins of all pairings: margin(A, B) ≈ r_A - r_B, each pairing
+weighted by 1 / s.e.², the ratings summing to zero (the additive model "score = own
+strength - the table's mean strength" gives in every format, so a rating difference reads
+as "A outscores B by this many points per game at a shared table"). Its fit is tested:
+chi² of the margins about the model on pairings - (agents - 1) degrees of freedom, with
+its p-value; below 0.05 the league warns that the margins are not additive, and the
+ratings' standard errors are inflated by sqrt(chi² / degrees of freedom). A rating is
+shown only where it agrees with the significant results (``LeagueResult.unrated``): the
+model weighs every pairing alike, so an agent that crushes the weak can be rated above
+one that beats it (measured in docs/evaluation.md), and then neither rating is shown.
+``LeagueResult.contradicted`` checks what is shown against the significant results (it
+is empty). Why margins rather than Bradley–Terry: Barbu's result is a score margin, and
+its size matters; Elo's sequential updates would make a fixed set of results depend on
+the order they were played in.
 
 Caching
 -------
@@ -64,7 +68,7 @@ identities, the bytes of their checkpoints and code, the deal sets, the seed, th
 and barbu's version (``league.cache``): a second run that adds one agent plays only its
 new pairings, and an agent whose code or weights changed is played again.
 
-Layout: ``results`` (what was played, ``LeagueResult``), ``fit`` (the ratings),
+Layout: ``results`` (what was played, ``LeagueResult``), ``fit`` (standings and ratings),
 ``cache``, ``report`` (the table and the heatmap); this module plays the league.
 """
 
