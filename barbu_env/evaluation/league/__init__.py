@@ -44,22 +44,23 @@ A head-to-head result is *significant* when the combined margin's 95% interval e
 zero. The league's order (``LeagueResult.standings``, ``fit.standings``) is taken from
 those results alone: every significant result points down the list, agents whose
 significant results form a cycle (A beats B beats C beats A: no order agrees with them
-all) share one rank and the cycle is named, and agents no result orders are placed by
-rating. The rating is one number per agent in points per game, fitted by weighted least
-squares to the combined margins of all pairings: margin(A, B) ≈ r_A - r_B, each pairing
-weighted by 1 / s.e.², the ratings summing to zero (the additive model "score = own
-strength - the table's mean strength" gives in every format, so a rating difference reads
-as "A outscores B by this many points per game at a shared table"). Its fit is tested:
-chi² of the margins about the model on pairings - (agents - 1) degrees of freedom, with
-its p-value; below 0.05 the league warns that the margins are not additive, and the
-ratings' standard errors are inflated by sqrt(chi² / degrees of freedom). A rating is
-shown only where it agrees with the significant results (``LeagueResult.unrated``): the
-model weighs every pairing alike, so an agent that crushes the weak can be rated above
-one that beats it (measured in docs/evaluation.md), and then neither rating is shown.
-``LeagueResult.contradicted`` checks what is shown against the significant results (it
-is empty). Why margins rather than Bradley–Terry: Barbu's result is a score margin, and
-its size matters; Elo's sequential updates would make a fixed set of results depend on
-the order they were played in.
+all) share one rank and the cycle is named (``fit.cycle_in``), and agents no result
+orders are placed by rating. An agent's rating (``LeagueResult.field``) is its mean
+margin per game over the league's other agents, with its 95% interval over deal sets;
+it is shown only where it agrees with the significant results (``LeagueResult.unrated``),
+and ``LeagueResult.contradicted`` checks what is shown against them (it is empty).
+
+Beside them, the one-number model is tested: weighted least squares of the combined
+margins, margin(A, B) ≈ r_A - r_B, each pairing weighted by 1 / s.e.² (``fit_ratings``),
+its chi² on pairings - (agents - 1) degrees of freedom and p-value; below 0.05 the league
+warns that the margins are not additive. It is the model "score = own strength - the
+table's mean strength" gives in every format, and it fails where strong agents meet weak
+ones: the margin against a weak agent measures how hard one punishes blunders, and an
+agent that crushes the weak would outrank one that beats it (measured in
+docs/evaluation.md, where the choice of the mean margin over Nash averaging is too).
+Why margins rather than Bradley–Terry: Barbu's result is a score margin, and its size
+matters; Elo's sequential updates would make a fixed set of results depend on the order
+they were played in.
 
 Caching
 -------
@@ -130,7 +131,7 @@ def run_league(
 ) -> LeagueResult:
     """Play every pairing of ``specs`` (two or more distinct agents) in the three formats,
     ``games`` games each (rounded up to a multiple of 4), reading and writing ``cache_dir``
-    when given, and fit the ratings. ``workers`` and ``progress`` go to each tournament;
+    when given, and fit the one-number model. ``workers`` and ``progress`` go to each tournament;
     ``evaluate_fn`` is the tournament runner (``tournament.evaluate``). A cache file that
     cannot be written (a full disk) does not stop the league: no more are attempted, and
     the result's ``cache_not_saved`` says which failed and why."""

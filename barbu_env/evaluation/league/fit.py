@@ -13,8 +13,6 @@ import numpy as np
 
 from ..tournament import Estimate
 
-#: Two-sided 95% normal quantile (rating intervals).
-Z95 = 1.959964
 #: The points model is said not to fit when chi² has a p-value below this.
 FIT_LEVEL = 0.05
 
@@ -45,15 +43,8 @@ class Ratings:
     """Least-squares ratings (points per game, summing to zero) and their fit."""
 
     rating: np.ndarray  # [K]
-    se: np.ndarray | None  # [K] standard errors, None without the pairings' standard errors
     chi2: float | None  # weighted sum of squared residuals (None without standard errors)
     dof: int  # pairings - (agents - 1)
-
-    def ci95(self, k: int) -> tuple[float, float] | None:
-        if self.se is None:
-            return None
-        h = Z95 * float(self.se[k])
-        return (float(self.rating[k]) - h, float(self.rating[k]) + h)
 
     @property
     def p_value(self) -> float | None:
@@ -69,7 +60,7 @@ class Ratings:
 def fit_ratings(n_agents: int, margins: Sequence[tuple[int, int, Estimate]]) -> Ratings:
     """Ratings r (summing to zero) of ``n_agents`` agents from margins (a, b, estimate of
     a's margin over b): weighted least squares of margin = r_a - r_b, weights 1 / s.e.²
-    (unweighted, and no standard errors, if any margin has none). Every agent must be
+    (unweighted, and no chi², if any margin has none). Every agent must be
     connected to every other through the pairings.
 
     >>> from barbu_env.evaluation.tournament import Estimate
@@ -87,17 +78,11 @@ def fit_ratings(n_agents: int, margins: Sequence[tuple[int, int, Estimate]]) -> 
     laplacian = x.T @ (w[:, None] * x)
     if n_agents > 1 and np.linalg.matrix_rank(laplacian) < n_agents - 1:
         raise ValueError("the pairings do not connect every agent with every other: no common rating scale")
-    cov = np.linalg.pinv(laplacian)  # the minimum-norm solution: ratings orthogonal to the ones, summing to zero
-    rating = cov @ (x.T @ (w * y))
+    # The minimum-norm solution: ratings orthogonal to the ones, summing to zero.
+    rating = np.linalg.pinv(laplacian) @ (x.T @ (w * y))
     rating -= rating.mean()  # exact zero sum despite rounding
-    dof = len(margins) - (n_agents - 1)
-    if not weighted:
-        return Ratings(rating, None, None, dof)
-    residual = y - x @ rating
-    chi2 = float((w * residual**2).sum())
-    inflate = max(1.0, chi2 / dof) if dof > 0 else 1.0
-    se = np.sqrt(np.clip(np.diag(cov), 0.0, None) * inflate)
-    return Ratings(rating, se, chi2, dof)
+    chi2 = float((w * (y - x @ rating) ** 2).sum()) if weighted else None
+    return Ratings(rating, chi2, len(margins) - (n_agents - 1))
 
 
 def standings(beats: np.ndarray, score: Sequence[float]) -> list[tuple[int, ...]]:

@@ -13,21 +13,21 @@ from .results import FORMATS, LeagueResult
 
 
 def _standing_lines(r: LeagueResult, width: int) -> list[str]:
-    rat, beats, rank = r.ratings, r.beats(), r.rank()
+    rat, beats, rank, rating = r.ratings, r.beats(), r.rank(), r.rating()
     against, hidden = r.rating_contradictions(), r.unrated()
     lines = [
         "",
         "Standings: every head-to-head margin whose 95% interval excludes zero points down this list; "
         "a cycle of them shares a rank;",
-        "otherwise by rating (points per game, least squares on the pairings' margins, sum zero), "
-        "shown where it agrees with the head-to-heads",
+        "otherwise by rating: the mean margin per game over the other agents, shown where it agrees with them",
         f"{'rank':<6}{'agent':<{width}}{'rating':>9}  {'95% CI':<20}",
     ]
     for k in r.order():
         shown = k not in hidden
         place = f"{rank[k] + 1}{'=' if (rank == rank[k]).sum() > 1 else ''}"
-        rating = signed(rat.rating[k], 9) if shown else f"{'-':>9}"
-        lines.append(f"{place:<6}{r.labels[k]:<{width}}{rating}  {ci_text(rat.ci95(k)) if shown else '':<20}")
+        field = r.field(k)
+        value = signed(field.mean, 9) if shown else f"{'-':>9}"
+        lines.append(f"{place:<6}{r.labels[k]:<{width}}{value}  {ci_text(field.ci95) if shown else '':<20}")
     for group in r.standings():
         if len(group) > 1:
             cycle = cycle_in(group, beats)
@@ -44,16 +44,19 @@ def _standing_lines(r: LeagueResult, width: int) -> list[str]:
     )
     if rat.p_value is not None:
         p = "p < 0.001" if rat.p_value < 0.001 else f"p = {rat.p_value:.3f}"
-        lines.append(f"  fit of the ratings: chi2 {rat.chi2:.1f} on {rat.dof} degrees of freedom, {p}")
+        lines.append(
+            f"  fit of one number per agent (least squares, margin(A, B) = r_A - r_B): chi2 {rat.chi2:.1f} "
+            f"on {rat.dof} degrees of freedom, {p}"
+        )
     if not rat.fits:
         lines.append(
-            "  warning: the margins are not additive (p < 0.05): one rating per agent does not describe this "
-            "league; read the head-to-head table"
+            "  warning: the margins are not additive (p < 0.05): no rating describes this league; "
+            "read the standings and the head-to-head table"
         )
     for a, b in against:
         lines.append(
-            f"  the ratings put {r.labels[b]} ({rat.rating[b]:+.1f}) above {r.labels[a]} ({rat.rating[a]:+.1f}), "
-            f"though {r.labels[a]} beats {r.labels[b]} {cell(r.margin(a, b))}: not shown"
+            f"  not shown: the rating puts {r.labels[b]} ({rating[b]:+.1f}) above {r.labels[a]} ({rating[a]:+.1f}), "
+            f"though {r.labels[a]} beats {r.labels[b]} {cell(r.margin(a, b))}"
         )
     return lines
 

@@ -43,15 +43,6 @@ class FormatResult:
     def estimate(self) -> Estimate:
         return Estimate.of(self.margin)
 
-    def contradicted(self) -> list[tuple[int, int]]:
-        """The league's own check of what it shows: pairs (i, j) where i beats j head to head
-        but the standings, or the ratings shown (``unrated`` are not), put j above i. Empty
-        unless something is wrong."""
-        beats, rank, hidden = self.beats(), self.rank(), self.unrated()
-        shown = [k for k in range(len(rank)) if k not in hidden]
-        by_rating = contradictions(beats[np.ix_(shown, shown)], -self.ratings.rating[shown])
-        return sorted(set(contradictions(beats, rank)) | {(shown[i], shown[j]) for i, j in by_rating})
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": self.format,
@@ -99,10 +90,15 @@ class Pairing:
     formats: dict[str, FormatResult]  # by format name, seen from a
 
     @property
+    def combined_per_set(self) -> np.ndarray:
+        """Margin of a over b per game, per deal set, the formats averaged."""
+        n = min(len(f.margin) for f in self.formats.values())
+        return np.mean([f.margin[:n] for f in self.formats.values()], axis=0)
+
+    @property
     def combined(self) -> Estimate:
         """Margin of a over b per game, the formats averaged deal set by deal set."""
-        n = min(len(f.margin) for f in self.formats.values())
-        return Estimate.of(np.mean([f.margin[:n] for f in self.formats.values()], axis=0))
+        return Estimate.of(self.combined_per_set)
 
 
 @dataclass
@@ -151,6 +147,17 @@ class LeagueResult:
                     m[i, j] = self.margin(i, j, fmt).mean
         return m
 
+    def field(self, i: int) -> Estimate:
+        """Agent i's rating: its mean margin per game over the league's other agents, per
+        deal set (every pairing is played on the same deal sets)."""
+        per_set = [(p.combined_per_set if p.a == i else -p.combined_per_set) for p in self.pairings if i in (p.a, p.b)]
+        n = min(len(x) for x in per_set)
+        return Estimate.of(np.mean([x[:n] for x in per_set], axis=0))
+
+    def rating(self) -> np.ndarray:
+        """[K] each agent's rating (``field``)."""
+        return np.array([self.field(k).mean for k in range(len(self.specs))])
+
     def beats(self) -> np.ndarray:
         """[K, K] bool: row beats column head to head (the combined margin's 95% interval above zero)."""
         k = len(self.specs)
@@ -160,7 +167,7 @@ class LeagueResult:
     def standings(self) -> list[tuple[int, ...]]:
         """Agents in groups, best first (``fit.standings``): every significant result points
         down the list; a group of two or more is a cycle; otherwise by rating."""
-        return standings(self.beats(), self.ratings.rating)
+        return standings(self.beats(), self.rating())
 
     def order(self) -> list[int]:
         """Agents by standing, best first."""
@@ -176,7 +183,7 @@ class LeagueResult:
     def rating_contradictions(self) -> list[tuple[int, int]]:
         """Pairs (i, j) of different standings where i beats j head to head but is rated below j."""
         rank = self.rank()
-        return [(i, j) for i, j in contradictions(self.beats(), -self.ratings.rating) if rank[i] != rank[j]]
+        return [(i, j) for i, j in contradictions(self.beats(), -self.rating()) if rank[i] != rank[j]]
 
     def unrated(self) -> set[int]:
         """Agents whose rating is not shown: those of a cycle, and those of a rating contradiction."""
@@ -191,11 +198,11 @@ class LeagueResult:
         unless something is wrong."""
         beats, rank, hidden = self.beats(), self.rank(), self.unrated()
         shown = [k for k in range(len(rank)) if k not in hidden]
-        by_rating = contradictions(beats[np.ix_(shown, shown)], -self.ratings.rating[shown])
+        by_rating = contradictions(beats[np.ix_(shown, shown)], -self.rating()[shown])
         return sorted(set(contradictions(beats, rank)) | {(shown[i], shown[j]) for i, j in by_rating})
 
     def to_dict(self) -> dict[str, Any]:
-        r, beats, rank, against = self.ratings, self.beats(), self.rank(), self.unrated()
+        r, beats, rank, hidden = self.ratings, self.beats(), self.rank(), self.unrated()
         return {
             "league": {
                 "agents": self.specs,
@@ -209,8 +216,9 @@ class LeagueResult:
                 "margin": "per game, the row agent's average score minus the column agent's",
                 "standing": "every head-to-head whose 95% interval excludes zero points down the list; "
                 "a cycle of them shares one rank; otherwise by rating",
-                "rating": "weighted least squares of combined margins: margin(A, B) = r_A - r_B, sum of r = 0; "
-                "null where it contradicts a significant head-to-head or the agent is in a cycle (points_model has it)",
+                "rating": "mean margin per game over the other agents; null where it contradicts a significant "
+                "head-to-head or the agent is in a cycle",
+                "points_model": "weighted least squares of combined margins: margin(A, B) = r_A - r_B, sum of r = 0",
             },
             "standings": [
                 {
@@ -225,9 +233,7 @@ class LeagueResult:
                     "label": self.labels[k],
                     "spec": self.specs[k],
                     "rank": int(rank[k]) + 1,
-                    "rating": None if k in against else rounded(r.rating[k]),
-                    "se": None if r.se is None or k in against else rounded(r.se[k]),
-                    "ci95": None if r.ci95(k) is None or k in against else [rounded(x) for x in r.ci95(k)],
+                    "rating": None if k in hidden else self.field(k).to_dict(),
                     "points_model": rounded(r.rating[k]),
                 }
                 for k in self.order()
