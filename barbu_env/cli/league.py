@@ -1,5 +1,6 @@
 """``barbu league``: every pair of agents in duplicate (``barbu_env.evaluation.league``);
-prints the margin matrix and the ratings, then writes ``--out`` and ``--plot``."""
+prints the standings, the ratings with their fit, and the margin matrix, then writes
+``--out`` and ``--plot``."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from .outputs import report_not_saved, write_outputs
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "league",
-        help="every pair of agents in duplicate: margin matrix and ratings",
+        help="every pair of agents in duplicate: standings, ratings and margin matrix",
         description="Play every pair {A, B} of the agents in three duplicate tournaments (A alone against three "
-        "Bs, B alone against three As, and A,B,A,B), print the matrix of score margins per game with 95% "
-        "intervals and one rating per agent (points per game, least squares over all pairings). Results are "
-        "cached per pairing: adding an agent plays only its new pairings.",
+        "Bs, B alone against three As, and A,B,A,B), print the standings (every head-to-head whose 95% interval "
+        "excludes zero points down the list; a cycle of them is named, not ranked), one rating per agent where it "
+        "agrees with them (points per game, least squares over all pairings) with its goodness of fit, and the "
+        "matrix of score margins per game with 95% intervals. Results are cached per pairing: adding an agent "
+        "plays only its new pairings.",
     )
     p.add_argument(
         "--agents",

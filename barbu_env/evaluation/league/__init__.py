@@ -1,4 +1,4 @@
-"""Leagues: every pair of a list of agents played in duplicate, a score matrix and a rating.
+"""Leagues: every pair of a list of agents played in duplicate, a score matrix, standings and ratings.
 
 ``run_league(["random", "heuristic", "pimc"], games=100)`` plays, for every unordered pair
 {A, B} of the agents, three duplicate tournaments (``tournament.evaluate``) of ``games``
@@ -38,24 +38,29 @@ The *margin* of A over B in a format is the per-game difference of A's average s
 B's average score (``tournament.HeadToHead``), per deal set; its mean, standard error and
 95% interval are over deal sets. The matrix is antisymmetric: B over A is minus A over B.
 
-Ratings
--------
-One rating per agent in points per game, fitted by weighted least squares to the combined
-margins of all pairings: margin(A, B) ≈ r_A - r_B, each pairing weighted by 1 / s.e.²,
-with the ratings summing to zero. Why least squares on margins rather than Bradley–Terry:
-Barbu's result is a score margin, not a win or a loss, and its size matters (a 600-point
-beating is not a 5-point one); Bradley–Terry would keep only who won each deal set,
-throwing that away, and would give ratings on a logit scale no-one reads at the table.
-The additive model is the one that "score = own strength - the table's mean strength"
-gives in every format (A x1 vs B x3: A scores 3/4 (r_A - r_B), each B -1/4 of it; two of
-each: ±1/2 of it; the difference is r_A - r_B in both), so a rating difference reads as
-"A outscores B by this many points per game when they share a table". Elo's sequential
-updates are not used: a league is a fixed set of results, and a fit should not depend on
-the order they were played in. The ratings' standard errors come from the weights
-(the covariance of the constrained weighted fit, the pseudo-inverse of the weighted
-Laplacian), inflated by sqrt(chi² / degrees of freedom) when the margins fit the additive
-model worse than their standard errors allow (non-transitive results: A beats B beats C
-beats A); chi² and its degrees of freedom are reported.
+Standings and ratings
+---------------------
+A head-to-head result is *significant* when the combined margin's 95% interval excludes
+zero. The league's order (``LeagueResult.standings``, ``fit.standings``) is taken from
+those results alone: every significant result points down the list, agents whose
+significant results form a cycle (A beats B beats C beats A: no order agrees with them
+all) share one rank and the cycle is named (``fit.cycle_in``), and agents no result
+orders are placed by rating. An agent's rating (``LeagueResult.field``) is its mean
+margin per game over the league's other agents, with its 95% interval over deal sets;
+it is shown only where it agrees with the significant results (``LeagueResult.unrated``),
+and ``LeagueResult.contradicted`` checks what is shown against them (it is empty).
+
+Beside them, the one-number model is tested: weighted least squares of the combined
+margins, margin(A, B) ≈ r_A - r_B, each pairing weighted by 1 / s.e.² (``fit_ratings``),
+its chi² on pairings - (agents - 1) degrees of freedom and p-value; below 0.05 the league
+warns that the margins are not additive. It is the model "score = own strength - the
+table's mean strength" gives in every format, and it fails where strong agents meet weak
+ones: the margin against a weak agent measures how hard one punishes blunders, and an
+agent that crushes the weak would outrank one that beats it (measured in
+docs/evaluation.md, where the choice of the mean margin over Nash averaging is too).
+Why margins rather than Bradley–Terry: Barbu's result is a score margin, and its size
+matters; Elo's sequential updates would make a fixed set of results depend on the order
+they were played in.
 
 Caching
 -------
@@ -64,7 +69,7 @@ identities, the bytes of their checkpoints and code, the deal sets, the seed, th
 and barbu's version (``league.cache``): a second run that adds one agent plays only its
 new pairings, and an agent whose code or weights changed is played again.
 
-Layout: ``results`` (what was played, ``LeagueResult``), ``fit`` (the ratings),
+Layout: ``results`` (what was played, ``LeagueResult``), ``fit`` (standings and ratings),
 ``cache``, ``report`` (the table and the heatmap); this module plays the league.
 """
 
@@ -126,7 +131,7 @@ def run_league(
 ) -> LeagueResult:
     """Play every pairing of ``specs`` (two or more distinct agents) in the three formats,
     ``games`` games each (rounded up to a multiple of 4), reading and writing ``cache_dir``
-    when given, and fit the ratings. ``workers`` and ``progress`` go to each tournament;
+    when given, and fit the one-number model. ``workers`` and ``progress`` go to each tournament;
     ``evaluate_fn`` is the tournament runner (``tournament.evaluate``). A cache file that
     cannot be written (a full disk) does not stop the league: no more are attempted, and
     the result's ``cache_not_saved`` says which failed and why."""

@@ -8,22 +8,55 @@ import numpy as np
 
 from ..tournament import SEATINGS
 from ..tournament.report import cell, ci_text, column_width, pyplot, save_figure, signed
+from .fit import cycle_in
 from .results import FORMATS, LeagueResult
 
 
-def _rating_lines(r: LeagueResult, order: list[int], width: int) -> list[str]:
+def _standing_lines(r: LeagueResult, width: int) -> list[str]:
+    rat, beats, rank, rating = r.ratings, r.beats(), r.rank(), r.rating()
+    against, hidden = r.rating_contradictions(), r.unrated()
     lines = [
         "",
-        "Ratings: points per game, least squares on the pairings' margins (sum zero); 95% interval",
-        f"{'agent':<{width}}{'rating':>9}  {'95% CI':<20}",
+        "Standings: every head-to-head margin whose 95% interval excludes zero points down this list; "
+        "a cycle of them shares a rank;",
+        "otherwise by rating: the mean margin per game over the other agents, shown where it agrees with them",
+        f"{'rank':<6}{'agent':<{width}}{'rating':>9}  {'95% CI':<20}",
     ]
-    for k in order:
-        lines.append(f"{r.labels[k]:<{width}}{signed(r.ratings.rating[k], 9)}  {ci_text(r.ratings.ci95(k)):<20}")
-    if r.ratings.chi2 is not None and r.ratings.dof > 0:
-        widened = r.ratings.chi2 > r.ratings.dof
+    for k in r.order():
+        shown = k not in hidden
+        place = f"{rank[k] + 1}{'=' if (rank == rank[k]).sum() > 1 else ''}"
+        field = r.field(k)
+        value = signed(field.mean, 9) if shown else f"{'-':>9}"
+        lines.append(f"{place:<6}{r.labels[k]:<{width}}{value}  {ci_text(field.ci95) if shown else '':<20}")
+    for group in r.standings():
+        if len(group) > 1:
+            cycle = cycle_in(group, beats)
+            steps = ", ".join(
+                f"{r.labels[a]} beats {r.labels[b]} {cell(r.margin(a, b))}"
+                for a, b in zip(cycle, cycle[1:] + cycle[:1])
+            )
+            lines.append(f"  cycle, not ranked among themselves: {steps}")
+    n_sig, wrong = int(beats.sum()), r.contradicted()
+    lines.append(
+        f"  check: the standings and the ratings shown agree with all {n_sig} significant head-to-head results"
+        if not wrong
+        else f"  check FAILED: {len(wrong)} of the {n_sig} significant head-to-head results contradicted"
+    )
+    if rat.p_value is not None:
+        p = "p < 0.001" if rat.p_value < 0.001 else f"p = {rat.p_value:.3f}"
         lines.append(
-            f"  fit: chi2 {r.ratings.chi2:.1f} on {r.ratings.dof} degrees of freedom"
-            + ("; the margins are less additive than their s.e. allow: intervals widened to match" if widened else "")
+            f"  fit of one number per agent (least squares, margin(A, B) = r_A - r_B): chi2 {rat.chi2:.1f} "
+            f"on {rat.dof} degrees of freedom, {p}"
+        )
+    if not rat.fits:
+        lines.append(
+            "  warning: the margins are not additive (p < 0.05): no rating describes this league; "
+            "read the standings and the head-to-head table"
+        )
+    for a, b in against:
+        lines.append(
+            f"  not shown: the rating puts {r.labels[b]} ({rating[b]:+.1f}) above {r.labels[a]} ({rating[a]:+.1f}), "
+            f"though {r.labels[a]} beats {r.labels[b]} {cell(r.margin(a, b))}"
         )
     return lines
 
@@ -60,8 +93,8 @@ def _format_lines(r: LeagueResult, order: list[int]) -> list[str]:
 
 
 def format_league(result: LeagueResult) -> str:
-    """The ratings, then the matrix of combined margins (row over column, ± half the 95%
-    interval), then each pairing's three formats."""
+    """The standings with the ratings and their fit, then the matrix of combined margins
+    (row over column, ± half the 95% interval), then each pairing's three formats."""
     r = result
     order = r.order()
     width = column_width(r.labels, 10)
@@ -72,12 +105,12 @@ def format_league(result: LeagueResult) -> str:
         f"rules {r.rules_name}; seed {r.seed}",
         f"{r.played} formats played, {r.cached} read from the cache",
     ]
-    return "\n".join(header + _rating_lines(r, order, width) + _matrix_lines(r, order, width) + _format_lines(r, order))
+    return "\n".join(header + _standing_lines(r, width) + _matrix_lines(r, order, width) + _format_lines(r, order))
 
 
 def plot_league(result: LeagueResult, path: str | Path) -> Path:
-    """A heatmap of the combined margins (row over column, agents by rating, best at the
-    top), each cell written with its mean and ± half its 95% interval, the ratings in the
+    """A heatmap of the combined margins (row over column, agents by standing, best at the
+    top), each cell written with its mean and ± half its 95% interval, the standings in the
     row labels; saved as PNG."""
     plt = pyplot("plot_league")
     r = result
@@ -98,9 +131,9 @@ def plot_league(result: LeagueResult, path: str | Path) -> Path:
             dark = abs(e.mean) > 0.6 * scale
             ax.text(b, a, cell(e), ha="center", va="center", fontsize=9, color="white" if dark else "black")
     ax.set_xticks(range(k), [r.labels[i] for i in order], rotation=30, ha="right")
-    ax.set_yticks(range(k), [f"{r.labels[i]} ({r.ratings.rating[i]:+.0f})" for i in order])
+    ax.set_yticks(range(k), [f"{r.labels[i]} ({r.rank()[i] + 1})" for i in order])
     ax.set_xlabel("opponent")
-    ax.set_ylabel("agent (rating, points per game)")
+    ax.set_ylabel("agent (standing)")
     ax.set_title(f"League: margin per game of row over column\n{r.games} games per format x 3 formats, seed {r.seed}")
     fig.colorbar(image, ax=ax, label="points per game", shrink=0.8)
     return save_figure(fig, path, 120)

@@ -14,7 +14,7 @@ from ...util.json_layout import write_json
 from ..tournament import SEATINGS, Estimate
 from ..tournament.schedule import seats_of_agents
 from ..tournament.stats import rounded, set_means, won_share
-from .fit import Ratings
+from .fit import Ratings, contradictions, cycle_in, standings
 
 #: The formats of a pairing {A, B}: name -> the four agents at the table in seating 0
 #: (0 stands for A, 1 for B).
@@ -90,10 +90,15 @@ class Pairing:
     formats: dict[str, FormatResult]  # by format name, seen from a
 
     @property
+    def combined_per_set(self) -> np.ndarray:
+        """Margin of a over b per game, per deal set, the formats averaged."""
+        n = min(len(f.margin) for f in self.formats.values())
+        return np.mean([f.margin[:n] for f in self.formats.values()], axis=0)
+
+    @property
     def combined(self) -> Estimate:
         """Margin of a over b per game, the formats averaged deal set by deal set."""
-        n = min(len(f.margin) for f in self.formats.values())
-        return Estimate.of(np.mean([f.margin[:n] for f in self.formats.values()], axis=0))
+        return Estimate.of(self.combined_per_set)
 
 
 @dataclass
@@ -142,12 +147,62 @@ class LeagueResult:
                     m[i, j] = self.margin(i, j, fmt).mean
         return m
 
+    def field(self, i: int) -> Estimate:
+        """Agent i's rating: its mean margin per game over the league's other agents, per
+        deal set (every pairing is played on the same deal sets)."""
+        per_set = [(p.combined_per_set if p.a == i else -p.combined_per_set) for p in self.pairings if i in (p.a, p.b)]
+        n = min(len(x) for x in per_set)
+        return Estimate.of(np.mean([x[:n] for x in per_set], axis=0))
+
+    def rating(self) -> np.ndarray:
+        """[K] each agent's rating (``field``)."""
+        return np.array([self.field(k).mean for k in range(len(self.specs))])
+
+    def beats(self) -> np.ndarray:
+        """[K, K] bool: row beats column head to head (the combined margin's 95% interval above zero)."""
+        k = len(self.specs)
+        low = [[(self.margin(i, j).ci95 or (0.0,))[0] if i != j else 0.0 for j in range(k)] for i in range(k)]
+        return np.array(low) > 0
+
+    def standings(self) -> list[tuple[int, ...]]:
+        """Agents in groups, best first (``fit.standings``): every significant result points
+        down the list; a group of two or more is a cycle; otherwise by rating."""
+        return standings(self.beats(), self.rating())
+
     def order(self) -> list[int]:
-        """Agents by rating, best first."""
-        return sorted(range(len(self.specs)), key=lambda k: -self.ratings.rating[k])
+        """Agents by standing, best first."""
+        return [k for group in self.standings() for k in group]
+
+    def rank(self) -> np.ndarray:
+        """[K] each agent's place in ``standings`` (0 best; the agents of a cycle share one)."""
+        place = np.zeros(len(self.specs), dtype=np.int64)
+        for n, group in enumerate(self.standings()):
+            place[list(group)] = n
+        return place
+
+    def rating_contradictions(self) -> list[tuple[int, int]]:
+        """Pairs (i, j) of different standings where i beats j head to head but is rated below j."""
+        rank = self.rank()
+        return [(i, j) for i, j in contradictions(self.beats(), -self.rating()) if rank[i] != rank[j]]
+
+    def unrated(self) -> set[int]:
+        """Agents whose rating is not shown: those of a cycle, and those of a rating contradiction."""
+        rank = self.rank()
+        return {k for pair in self.rating_contradictions() for k in pair} | {
+            k for k in range(len(rank)) if (rank == rank[k]).sum() > 1
+        }
+
+    def contradicted(self) -> list[tuple[int, int]]:
+        """The league's own check of what it shows: pairs (i, j) where i beats j head to head
+        but the standings, or the ratings shown (``unrated`` are not), put j above i. Empty
+        unless something is wrong."""
+        beats, rank, hidden = self.beats(), self.rank(), self.unrated()
+        shown = [k for k in range(len(rank)) if k not in hidden]
+        by_rating = contradictions(beats[np.ix_(shown, shown)], -self.rating()[shown])
+        return sorted(set(contradictions(beats, rank)) | {(shown[i], shown[j]) for i, j in by_rating})
 
     def to_dict(self) -> dict[str, Any]:
-        r = self.ratings
+        r, beats, rank, hidden = self.ratings, self.beats(), self.rank(), self.unrated()
         return {
             "league": {
                 "agents": self.specs,
@@ -159,19 +214,36 @@ class LeagueResult:
                 "rules": self.rules.to_dict(),
                 "formats": {name: [("A", "B")[x] for x in table] for name, table in FORMATS.items()},
                 "margin": "per game, the row agent's average score minus the column agent's",
-                "rating": "weighted least squares of combined margins: margin(A, B) = r_A - r_B, sum of r = 0",
+                "standing": "every head-to-head whose 95% interval excludes zero points down the list; "
+                "a cycle of them shares one rank; otherwise by rating",
+                "rating": "mean margin per game over the other agents; null where it contradicts a significant "
+                "head-to-head or the agent is in a cycle",
+                "points_model": "weighted least squares of combined margins: margin(A, B) = r_A - r_B, sum of r = 0",
             },
+            "standings": [
+                {
+                    "rank": n + 1,
+                    "agents": [self.labels[k] for k in group],
+                    "cycle": [self.labels[k] for k in cycle_in(group, beats)] if len(group) > 1 else None,
+                }
+                for n, group in enumerate(self.standings())
+            ],
             "ratings": [
                 {
                     "label": self.labels[k],
                     "spec": self.specs[k],
-                    "rating": rounded(r.rating[k]),
-                    "se": None if r.se is None else rounded(r.se[k]),
-                    "ci95": None if r.ci95(k) is None else [rounded(x) for x in r.ci95(k)],
+                    "rank": int(rank[k]) + 1,
+                    "rating": None if k in hidden else self.field(k).to_dict(),
+                    "points_model": rounded(r.rating[k]),
                 }
                 for k in self.order()
             ],
-            "fit": {"chi2": rounded(r.chi2), "dof": r.dof},
+            "fit": {"chi2": rounded(r.chi2), "dof": r.dof, "p_value": r.p_value, "fits": r.fits},
+            "significant_results": int(beats.sum()),
+            "contradicted": {
+                "by_what_is_shown": [[self.labels[i], self.labels[j]] for i, j in self.contradicted()],
+                "by_points_model": [[self.labels[i], self.labels[j]] for i, j in contradictions(beats, -r.rating)],
+            },
             "matrix": {
                 self.labels[i]: {
                     self.labels[j]: {
