@@ -242,7 +242,7 @@ def save_figure(fig: Any, path: str | Path, dpi: int) -> Path:
     try:
         image_format = plot_format(path)
         with replacing(path) as tmp:
-            fig.savefig(tmp, dpi=dpi, format=image_format)
+            fig.savefig(tmp, dpi=dpi, format=image_format, bbox_inches="tight")
     finally:
         plt.close(fig)
     return path
