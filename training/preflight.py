@@ -29,7 +29,7 @@ from barbu_env.game.cards import NUM_CARDS
 from barbu_env.game.observation import OBS_DIM
 from barbu_env.game.rules import load_rules
 from barbu_env.util.extras import MissingExtraError, needs, require
-from barbu_env.util.files import is_file
+from barbu_env.util.files import error_line, is_file
 from barbu_models.device import resolve_device
 from barbu_models.policy import BarbuActorCritic, load_checkpoint
 from barbu_training.config import Args, ConfigError, model_config
@@ -63,11 +63,11 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
     try:
         rules = load_rules(args.rules)
     except (ValueError, OSError) as e:
-        raise ConfigError(f"rules: {_one_line(e)}") from None
+        raise ConfigError(f"rules: {error_line(e)}") from None
     try:
         device = resolve_device(args.device)
     except ValueError as e:
-        raise ConfigError(f"device: {_one_line(e)}") from None
+        raise ConfigError(f"device: {error_line(e)}") from None
     dtype = resolve_precision(args.precision, device)
     if args.workers:
         try:
@@ -83,7 +83,7 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
             try:
                 make_agent(spec, rules=rules)
             except (ValueError, TypeError, OSError, MissingExtraError) as e:
-                raise ConfigError(f"{field}: {str(spec)!r} is not an agent barbu can make ({_one_line(e)})") from None
+                raise ConfigError(f"{field}: {str(spec)!r} is not an agent barbu can make ({error_line(e)})") from None
 
     def load(field: str, spec: str) -> tuple[Any, dict[str, Any]]:
         path = checkpoint_path(spec)
@@ -93,7 +93,7 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
         try:
             loaded = load_checkpoint(path)  # its network's config and weights checked before it is built
         except (ValueError, OSError) as e:
-            raise ConfigError(f"{field}: {_one_line(e)}") from None
+            raise ConfigError(f"{field}: {error_line(e)}") from None
         wanted = model_config(args)
         theirs = loaded[0].config
         if field == "resume" and (theirs != wanted or "optimizer" not in loaded[1]):
@@ -125,7 +125,7 @@ def prepare(args: Args, memory: int | None = None, written: bool = True) -> Prep
                 make_agent(expert.searcher, rules=rules)
             except (ValueError, TypeError, OSError, MissingExtraError) as e:
                 raise ConfigError(
-                    f"expert: searcher {expert.searcher!r} is not an agent barbu can make ({_one_line(e)})"
+                    f"expert: searcher {expert.searcher!r} is not an agent barbu can make ({error_line(e)})"
                 ) from None
     pool = start[1].get("pool", {}) if start and args.resume else {}
     if not pool and args.opp_self + (args.opp_baselines if parse_agents(args.baselines) else 0.0) <= 0:
@@ -218,7 +218,3 @@ def _physical_memory() -> int | None:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):  # not a POSIX system: no check
         return None
-
-
-def _one_line(e: BaseException) -> str:
-    return " ".join(str(e).split())

@@ -297,23 +297,19 @@ def guided_pimc(
     by default) plays every seat of every rollout and is the prior (``prior``, the
     rollout policy unless given) that answers near-certain decisions and chooses the
     actions searched (see the module docstring)."""
-    try:
-        agent = PimcAgent(
-            seed=seed,
-            rules=rules,
-            worlds=worlds,
-            rollout=rollout,
-            time_limit=time_limit,
-            baseline=baseline,
-            device=device,
-            prior=rollout if prior is None else prior,
-            cover=cover,
-            certain=certain,
-            worlds_from=worlds_from,
-        )
-    except ValueError as e:  # the search's checks, under this agent's name
-        message = str(e)
-        raise ValueError(f"pimc-ppo:{message[5:]}" if message.startswith("pimc:") else message) from None
+    agent = PimcAgent(
+        seed=seed,
+        rules=rules,
+        worlds=worlds,
+        rollout=rollout,
+        time_limit=time_limit,
+        baseline=baseline,
+        device=device,
+        prior=rollout if prior is None else prior,
+        cover=cover,
+        certain=certain,
+        worlds_from=worlds_from,
+    )
     defaults = (worlds, rollout, prior, cover, certain) == (DEFAULT_WORLDS, GUIDE, None, DEFAULT_COVER, DEFAULT_CERTAIN)
     agent.name = "pimc-ppo" if defaults else f"pimc-ppo{worlds}-{rollout}"
     agent.name += _belief_suffix(agent.worlds_from)
