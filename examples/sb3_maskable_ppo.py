@@ -4,7 +4,7 @@ The environment is ``"Barbu-v1"`` (``barbu_env/envs/gym_env.py``), ``num_envs`` 
 stepped together on the batched engine as one SB3 ``VecEnv``
 (``barbu_env.envs.make_sb3_vec``, ``barbu_env/envs/sb3_vec.py``): the same games as SB3's
 ``DummyVecEnv`` of ``Barbu-v1`` seeded alike (``--dummy-vec-env true`` trains on that, the
-reference), several times faster (docs/benchmarks.md). The learner's own settled hand
+reference), its environments stepping faster (docs/benchmarks.md). The learner's own settled hand
 scores are its rewards, and ``MaskablePPO`` reads the legal actions from the
 environment's ``action_masks()``. The learner's seat rotates over the four seats, one
 per game, so that it learns to declare and to defend from every seat. Illegal actions
