@@ -45,7 +45,8 @@ SB3's conventions, as ``DummyVecEnv`` keeps them:
   ``"deals"``, ``"first_declarer"``, the same for every sub-environment); both are used
   once. A ``reset()`` without seeds draws each sub-environment's next game from its
   generator, as ``Barbu-v1``'s ``reset()``. ``reset_infos[i]`` is the info of
-  sub-environment i's latest reset.
+  sub-environment i's latest reset (through ``make_sb3_vec``'s ``VecMonitor``:
+  ``env.unwrapped.reset_infos``; SB3's wrappers keep an empty list of their own).
 * ``step_wait`` returns ``obs`` float32 [N, 1132], ``rewards`` float32 [N], ``dones`` bool
   [N] (a game's last hand settled; nothing is truncated) and one info dict per
   sub-environment: ``Barbu-v1``'s step info (``"seat"``, ``"action_mask"`` int8 [85],
