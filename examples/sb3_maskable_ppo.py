@@ -1,10 +1,14 @@
 """sb3-contrib ``MaskablePPO`` on ``Barbu-v1``: one learning seat against chosen opponents.
 
-The environment is ``barbu_env.envs.gym_env.BarbuGymEnv`` (registered as ``"Barbu-v1"``):
-the learner's own settled hand scores are its rewards, and ``MaskablePPO`` reads the
-legal actions from its ``action_masks()``. The learner's seat rotates over the four
-seats, one per game, so that it learns to declare and to defend from every seat.
-Illegal actions raise (``illegal_action="raise"``): with masks there are none.
+The environment is ``"Barbu-v1"`` (``barbu_env/envs/gym_env.py``), ``num_envs`` of them
+stepped together on the batched engine as one SB3 ``VecEnv``
+(``barbu_env.envs.make_sb3_vec``, ``barbu_env/envs/sb3_vec.py``): the same games as SB3's
+``DummyVecEnv`` of ``Barbu-v1`` seeded alike (``--dummy-vec-env true`` trains on that, the
+reference), its environments stepping faster (docs/benchmarks.md). The learner's own settled hand
+scores are its rewards, and ``MaskablePPO`` reads the legal actions from the
+environment's ``action_masks()``. The learner's seat rotates over the four seats, one
+per game, so that it learns to declare and to defend from every seat. Illegal actions
+raise (``illegal_action="raise"``): with masks there are none.
 
 The model is saved as ``out/model.zip``, an agent for ``barbu eval`` (the loader is
 ``barbu_training.external_agents.load_sb3_agent``)::
@@ -36,6 +40,8 @@ try:
         from sb3_contrib import MaskablePPO
         from stable_baselines3.common.callbacks import BaseCallback
         from stable_baselines3.common.env_util import make_vec_env
+
+        from barbu_env.envs import make_sb3_vec
 except MissingExtraError as e:  # run as a script: the one line, without a traceback
     if __name__ != "__main__":
         raise
@@ -56,9 +62,11 @@ class Args:
     """Stop training after this many minutes (0: only ``total_timesteps`` counts)."""
     total_timesteps: int = 10_000_000
     """Stop after this many learner decisions."""
-    num_envs: int = 8
-    """Games stepping together (SB3's ``DummyVecEnv``)."""
-    n_steps: int = 256
+    num_envs: int = 64
+    """Games stepping together (one batch of the engine)."""
+    dummy_vec_env: bool = False
+    """Step the games one at a time in SB3's ``DummyVecEnv`` of ``Barbu-v1`` (the same games, slower)."""
+    n_steps: int = 64
     """Decisions per game per rollout (the rollout is ``num_envs * n_steps``)."""
     batch_size: int = 512
     """Minibatch size."""
@@ -98,7 +106,7 @@ class WallClockLimit(BaseCallback):
 
 
 def make_env(args: Args):
-    """The vectorized ``Barbu-v1`` environments the model trains on."""
+    """The ``num_envs`` games of ``Barbu-v1`` the model trains on, one SB3 ``VecEnv``."""
     specs = [s.strip() for s in args.opponents.split(",")]
     env_kwargs = {
         "opponents": specs[0] if len(specs) == 1 else specs,
@@ -108,18 +116,16 @@ def make_env(args: Args):
         "skip_forced": args.skip_forced,
         "illegal_action": "raise",
     }
-    return make_vec_env(lambda: gymnasium.make("Barbu-v1", **env_kwargs), n_envs=args.num_envs, seed=args.seed)
+    if args.dummy_vec_env:
+        return make_vec_env(lambda: gymnasium.make("Barbu-v1", **env_kwargs), n_envs=args.num_envs, seed=args.seed)
+    return make_sb3_vec(args.num_envs, seed=args.seed, **env_kwargs)
 
 
-def train(args: Args) -> dict:
-    """Train, save ``out/model.zip`` and ``out/summary.json`` (each whole or not at all:
-    ``barbu_env.util.files``), and return the summary (steps, minutes, steps/s)."""
-    torch.set_num_threads(args.torch_threads)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    model = MaskablePPO(
+def make_model(args: Args, env) -> MaskablePPO:
+    """The untrained ``MaskablePPO`` of ``args`` on ``env``."""
+    return MaskablePPO(
         "MlpPolicy",
-        make_env(args),
+        env,
         n_steps=args.n_steps,
         batch_size=args.batch_size,
         n_epochs=args.n_epochs,
@@ -132,6 +138,15 @@ def train(args: Args) -> dict:
         device="cpu",
         verbose=0,
     )
+
+
+def train(args: Args) -> dict:
+    """Train, save ``out/model.zip`` and ``out/summary.json`` (each whole or not at all:
+    ``barbu_env.util.files``), and return the summary (steps, minutes, steps/s)."""
+    torch.set_num_threads(args.torch_threads)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    model = make_model(args, make_env(args))
     start = time.monotonic()
     model.learn(total_timesteps=args.total_timesteps, callback=WallClockLimit(args.minutes))
     minutes = (time.monotonic() - start) / 60
