@@ -90,6 +90,7 @@ def test_collected_labels_are_the_search_values_of_exactly_the_legal_actions():
     assert (data["game"] == 0).all()
 
 
+@pytest.mark.slow  # a search labelling and a fit
 def test_a_fit_from_saved_labels_moves_the_network_toward_the_targets(positions, tmp_path):
     obs, masks = positions
     model, _ = load_checkpoint(checkpoint_path("ppo-finetuned"))

@@ -253,6 +253,7 @@ def test_instances_with_equal_rules_are_asked_together_and_decide_as_each_would(
     assert not np.array_equal(odd.act_batch(obs, masks), standard.act_batch(obs, masks))
 
 
+@pytest.mark.slow  # a compilation per mask type
 def test_act_batch_takes_any_mask_type_and_leaves_its_inputs_alone():
     agent = HeuristicAgent(rules="declarer_only")
     obs, masks = collect("declarer_only", seed=4, num_games=2)

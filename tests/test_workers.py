@@ -50,6 +50,7 @@ def same_weights(a: Trainer, b: Trainer) -> bool:
     return all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
+@pytest.mark.slow  # Ray and a worker
 def test_one_worker_plays_and_learns_exactly_what_the_in_process_path_does(tmp_path, local_ray):
     here, there = trainer(tmp_path, "here"), trainer(tmp_path, "there", workers=1)
     try:
