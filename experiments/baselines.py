@@ -10,7 +10,8 @@ played: its score is 0 (one entry holds all four seats of a zero-sum game).
 
 Every finished cell is written at once to the JSON (``--json``) and the Markdown tables
 (``--markdown``), so an interrupted run keeps what it finished; a run skips the cells the
-JSON already holds at the same games, seed and rules. Cells not measured are shown with
+JSON already holds at the same games, seed and rules (and drops those at others: one JSON
+holds one table). Cells not measured are shown with
 their command (``--dry-run`` plays nothing, and writes the tables of what is there).
 ``--page`` rewrites the tables inside a page between the markers ``<!-- baselines:start -->``
 and ``<!-- baselines:end -->`` (docs/baselines.md).
@@ -34,6 +35,7 @@ import time
 from pathlib import Path
 
 from barbu_env.game.constants import NUM_HANDS
+from barbu_env.util.argtypes import nonnegative_int, positive_int
 
 #: The rows: every shipped agent but ``human`` and ``openspiel-ismcts`` (an optional extra, minutes a game).
 AGENTS = ["random", "heuristic", "heuristic-cautious", "ppo", "ppo-finetuned", "ppo-expert", "ppo-belief"]
@@ -165,10 +167,10 @@ def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--agents", default=",".join(AGENTS), help="agents, comma-separated (rows)")
     p.add_argument("--opponents", default=",".join(OPPONENTS), help="opponents, comma-separated (columns)")
-    p.add_argument("--games", type=int, default=400, help="games per cell (default 400)")
-    p.add_argument("--seed", type=int, default=5959, help="tournament seed of every cell (default 5959)")
+    p.add_argument("--games", type=positive_int, default=400, help="games per cell (default 400)")
+    p.add_argument("--seed", type=nonnegative_int, default=5959, help="tournament seed of every cell (default 5959)")
     p.add_argument("--rules", default="standard", help="rules preset (default standard)")
-    p.add_argument("--workers", type=int, default=1, help="worker processes per tournament (default 1)")
+    p.add_argument("--workers", type=positive_int, default=1, help="worker processes per tournament (default 1)")
     p.add_argument("--json", required=True, type=Path, help="the figures; cells already in it are not played again")
     p.add_argument("--markdown", type=Path, help="write the tables to this file")
     p.add_argument("--page", type=Path, help="rewrite the tables between the markers of this page")
