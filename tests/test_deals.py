@@ -25,10 +25,6 @@ def with_seat(seat, hand):
     return d
 
 
-def test_deal_error_is_a_value_error():
-    assert issubclass(DealError, ValueError)
-
-
 def test_a_deal_as_text_ids_or_strings_is_dealt_as_given():
     as_ids = [[card_from_text(c) for c in hand] for hand in SUIT_PER_SEAT]
     as_strings = [" ".join(hand) for hand in SUIT_PER_SEAT]

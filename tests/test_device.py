@@ -18,7 +18,7 @@ from barbu_env.game.observation import OBS_DIM
 from barbu_models import device as device_module
 from barbu_models.device import available_devices, resolve_device
 from barbu_models.policy import BarbuActorCritic, PolicyConfig, load_checkpoint, save_checkpoint
-from barbu_training.config import Args, model_config
+from barbu_training.config import Args
 from barbu_training.run import Trainer
 from barbu_training.train import main
 
@@ -102,26 +102,6 @@ def test_a_training_device_that_is_not_there_fails_before_the_run_folder_is_made
         Trainer(args)
     assert not (tmp_path / "gpu").exists()
     assert main(["--run-dir", str(tmp_path), "--exp-name", "gpu", "--device", "tpu"]) == 1
-
-
-def test_rollout_opponents_with_a_network_are_built_on_the_policys_device(tmp_path, policy_file, monkeypatch):
-    from barbu_env.game.rules import load_rules
-    from barbu_training import rollout
-
-    built = {}
-
-    def recording(spec, **kw):
-        built[spec] = kw.get("device")
-        return make_agent(spec, **kw)
-
-    monkeypatch.setattr(rollout, "make_agent", recording)
-    args = Args(num_games=2, hidden=32, card_embed=4, baselines=f"{policy_file},random", opp_baselines=1.0)
-    model = BarbuActorCritic(model_config(args))
-    pool = {0: BarbuActorCritic(model_config(args)).state_dict()}
-    collector = rollout.Collector(args, load_rules("standard"))
-    collector.collect(model, pool, np.random.default_rng(0), torch.Generator().manual_seed(0))
-    assert {str(spec): device for spec, device in built.items()} == {str(policy_file): "cpu", "random": None}
-    assert all(next(m.parameters()).device == torch.device("cpu") for m in collector.snapshot_models.values())
 
 
 # ---------------------------------------------------------------------- policies as agents on a device

@@ -55,12 +55,6 @@ def test_always_legal_under_every_preset(preset):
         assert len(taken) > 300
 
 
-def test_registered_and_named():
-    agent = make_agent("heuristic", seed=3)
-    assert isinstance(agent, HeuristicAgent)
-    assert agent.name == "heuristic"
-
-
 def test_deterministic_for_a_seed():
     a = play_game(["heuristic", "random", "heuristic", "random"], seed=7)
     b = play_game(["heuristic", "random", "heuristic", "random"], seed=7)
@@ -216,16 +210,6 @@ def test_clearly_beats_random():
 
 
 # ---------------------------------------------------------------- heuristic-cautious
-
-
-def test_cautious_variant_is_registered_with_its_margins():
-    agent = make_agent("heuristic-cautious", seed=3)
-    assert isinstance(agent, HeuristicAgent) and agent.name == "heuristic-cautious"
-    assert agent.double_margin > make_agent("heuristic").double_margin
-    # Different margins decide differently: such instances must never be asked as one group.
-    assert agent.batch_key != make_agent("heuristic").batch_key
-    assert agent.batch_key == make_agent("heuristic-cautious", seed=4).batch_key
-    assert make_agent("heuristic:double_margin=6,redouble_margin=6").batch_key == agent.batch_key
 
 
 def test_cautious_variant_plays_legally_and_doubles_clearly_less_often():

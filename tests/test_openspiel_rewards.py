@@ -4,7 +4,7 @@ its end and nothing before, and OpenSpiel's Python ``MCTSBot`` plays it through
 ``evaluate_bots``; the default (``rewards=hand``) is unchanged. OpenSpiel's PyTorch
 ``dqn`` and ``nfsp`` train on ``rl_environment.Environment`` of the game (the ``openspiel``
 extra brings ``dm-tree``, which they import) and the returns reach them. Shimmy's
-PettingZoo wrapper: what docs/openspiel.md says about its rewards."""
+summed rewards: the example of docs/openspiel.md, run by tests/test_docs.py."""
 
 from __future__ import annotations
 
@@ -150,35 +150,3 @@ def test_rl_environment_agents_see_the_returns_under_terminal_rewards_but_miss_h
     assert seen == returns and any(returns)
     seen, returns = _seen_by_rl_agents("python_barbu(episode=round)")
     assert seen != returns
-
-
-def _through_shimmy(episode: str, seed: int) -> tuple[list[float], list[float], list[float], list[float]]:
-    """Random play through Shimmy's wrapper: per agent, the sum of ``last()``'s rewards, that
-    sum with the termination step's reward read from the game (docs/openspiel.md), the game's
-    returns and its rewards at the end."""
-    shimmy = pytest.importorskip("shimmy")
-    env = shimmy.OpenSpielCompatibilityV0(game_name=bo.GAME_NAME, config=bo.game_params("standard", episode))
-    env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    agents = env.possible_agents
-    naive, fixed = dict.fromkeys(agents, 0.0), dict.fromkeys(agents, 0.0)
-    for agent in env.agent_iter():
-        _, reward, termination, truncation, info = env.last()
-        naive[agent] += reward
-        if termination or truncation:
-            fixed[agent] += env.game_state.rewards()[agents.index(agent)]
-            env.step(None)
-        else:
-            fixed[agent] += reward
-            env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
-    state = env.game_state
-    return list(naive.values()), list(fixed.values()), state.returns(), state.rewards()
-
-
-@pytest.mark.parametrize(("episode", "seed"), [("hand", 0), ("hand", 1), ("round", 0)])
-def test_shimmy_adds_the_last_reward_again_at_each_dead_step_and_the_game_state_has_the_returns(episode, seed):
-    naive, fixed, returns, last = _through_shimmy(episode, seed)
-    assert fixed == returns and any(returns)
-    # player_i's termination comes after i dead steps, each adding the last step's reward again (Shimmy 2.0.1).
-    assert [n - r for n, r in zip(naive, returns)] == [i * x for i, x in enumerate(last)]
-    assert naive != returns

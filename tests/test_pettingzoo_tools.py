@@ -21,7 +21,7 @@ from pettingzoo.test import (
     state_test,
 )
 from pettingzoo.utils import BaseWrapper, average_total_reward
-from pettingzoo.utils.conversions import aec_to_parallel, turn_based_aec_to_parallel_wrapper
+from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
 
 import barbu_env
 from barbu_env import barbu_v1
@@ -65,12 +65,10 @@ class ScoresAtTheEnd(BaseWrapper):
 # ---------------------------------------------------------------------- the parallel API
 
 
-def test_parallel_env_is_pettingzoos_turn_based_conversion_and_aec_to_parallel_refuses():
+def test_parallel_env_is_pettingzoos_turn_based_conversion():
     env = barbu_v1.parallel_env(episode="hand", rules="classic")
     assert isinstance(env, turn_based_aec_to_parallel_wrapper)
     assert isinstance(env.unwrapped, barbu_env.raw_env) and env.unwrapped.episode == "hand"
-    with pytest.raises(AssertionError, match="is_parallelizable"):
-        aec_to_parallel(barbu_v1.env())
 
 
 @pytest.mark.parametrize("episode", ["hand", "round"])

@@ -14,7 +14,6 @@ from barbu_env.agents import Agent, make_agent
 from barbu_env.evaluation.records import GameRecord, replay_record
 from barbu_env.evaluation.tournament import (
     SEATINGS,
-    agent_labels,
     deal_set,
     evaluate,
     format_table,
@@ -166,16 +165,6 @@ def test_per_contract_means_match_the_records(small_run):
     for contract, scores in defended.items():
         assert len(scores) == 36
         assert heuristic.defender[contract].mean == pytest.approx(np.mean(scores))
-
-
-def test_t_quantiles():
-    assert t95(1) == 12.706 and t95(30) == 2.042
-    assert t95(31) == pytest.approx(2.040, abs=1e-3)
-    assert t95(10_000) == pytest.approx(1.960, abs=1e-3)
-
-
-def test_labels_number_repeated_specs():
-    assert agent_labels(["a", "b", "a", "a"]) == (["a", "b", "a", "a"], ["a#1", "b", "a#2", "a#3"])
 
 
 def test_format_table_names_every_entry(small_run):

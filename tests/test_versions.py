@@ -1,6 +1,6 @@
 """Versions: ``barbu_v1`` / ``"Barbu-v1"`` are the current environment, the v0 names are
 refused with what changed, ``barbu_env.__version__`` is the distribution's, and the
-release files (CHANGELOG.md, CITATION.cff, LICENSE) agree with pyproject.toml."""
+release files (CHANGELOG.md, CITATION.cff) agree with pyproject.toml."""
 
 from __future__ import annotations
 
@@ -74,13 +74,5 @@ def test_changelog_leads_with_the_projects_version():
 
 def test_citation_file_names_the_projects_version_and_licence():
     citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
-    assert citation["cff-version"] == "1.2.0"
     assert str(citation["version"]) == project_version()
     assert citation["license"] == "MIT"
-    assert {"message", "title", "authors"} <= set(citation)
-
-
-def test_licence_file_is_the_mit_licence():
-    text = (ROOT / "LICENSE").read_text()
-    assert text.startswith("MIT License")
-    assert "Copyright (c) 2026 the barbu developers" in text
