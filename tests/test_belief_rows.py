@@ -149,6 +149,7 @@ def test_a_privileged_critic_is_added_to_a_network_with_belief_rows_and_the_poli
     both.iterate()
 
 
+@pytest.mark.slow  # a training run
 def test_the_best_response_to_a_network_with_belief_rows_trains_the_same_network(tmp_path):
     rows = Trainer(config.Args(run_dir=str(tmp_path), exp_name="r", belief_rows=True, **tiny()))
     path = rows.checkpoint(tmp_path / "r.pt")

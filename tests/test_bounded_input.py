@@ -100,6 +100,7 @@ def sb3_zip(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.slow  # SB3 imported
 def test_a_trusted_sb3_model_with_a_bomb_for_weights_is_refused_before_sb3_reads_it(sb3_zip, tmp_path):
     bomb = tmp_path / "weights_bomb.zip"
     with zipfile.ZipFile(sb3_zip) as src, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:

@@ -113,6 +113,7 @@ def test_version_prints_the_installed_version_and_exits_0(flag, capsys):
     assert capsys.readouterr().out == f"barbu {barbu_env.__version__}\n"
 
 
+@pytest.mark.slow  # two interpreters
 def test_the_barbu_script_runs_bench_from_a_checkout_and_says_where_elsewhere(tmp_path):
     """The installed ``barbu`` script (whose import path is its own folder, not the working
     one) finds ``benchmarks/`` in the checkout it is run from, or in a folder above."""

@@ -179,8 +179,13 @@ def _has_ipv6() -> bool:
     "host, shown, every",
     [
         (None, "127.0.0.1", None),
-        ("0.0.0.0", "127.0.0.1", "IPv4"),
-        pytest.param("::", "[::1]", "IPv6", marks=pytest.mark.skipif(not _has_ipv6(), reason="no IPv6 loopback")),
+        pytest.param("0.0.0.0", "127.0.0.1", "IPv4", marks=pytest.mark.slow),
+        pytest.param(
+            "::",
+            "[::1]",
+            "IPv6",
+            marks=[pytest.mark.slow, pytest.mark.skipif(not _has_ipv6(), reason="no IPv6 loopback")],
+        ),
     ],
 )
 def test_serve_listens_before_it_announces_an_address_a_browser_here_opens(host, shown, every):

@@ -180,6 +180,7 @@ def test_without_the_extras_each_feature_that_needs_one_fails_with_one_line_nami
     assert not (tmp_path / "never.png").exists()
 
 
+@pytest.mark.slow  # an interpreter
 def test_writing_mp4_without_the_video_extra_names_it(tmp_path):
     script = textwrap.dedent(
         """
@@ -242,6 +243,7 @@ for module, blocked in {cases!r}:
 """
 
 
+@pytest.mark.slow  # an interpreter per module
 def test_importing_each_optional_module_without_its_extra_names_the_extra():
     cases = [(module, blocked) for module, blocked, _, _ in ENTRY_POINTS]
     done = subprocess.run(

@@ -390,7 +390,7 @@ def test_docs_gymnasium_mask_lines_give_the_mask_and_plain_action_masks_does_not
     np.testing.assert_array_equal(mask, expected)
     # The table's mask cell for Gymnasium, evaluated as written.
     (row,) = [line for line in INTEGRATIONS.splitlines() if line.startswith("| Gymnasium, SB3 |")]
-    (cell,) = re.findall(r"`([^`]+)`", row.split(" | ")[2])
+    cell = re.findall(r"`([^`]+)`", row.split(" | ")[2])[0]  # the single env's (then make_sb3_vec's)
     np.testing.assert_array_equal(eval(cell, {"env": env}), expected)
 
 

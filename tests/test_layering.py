@@ -289,6 +289,7 @@ def test_only_the_serve_command_imports_the_web_server():
     assert seen == WEB_IMPORTS_ALLOWED
 
 
+@pytest.mark.slow  # an interpreter playing
 def test_the_tournament_loads_neither_torch_nor_pettingzoo_even_playing():
     modules = modules_loaded_by(
         "from barbu_env.evaluation.tournament import evaluate\n"

@@ -102,6 +102,7 @@ def _requirements(wheel: Path) -> tuple[set[str], dict[str, set[str]]]:
     return core, extras
 
 
+@pytest.mark.slow  # building the wheel
 def test_the_wheel_requires_only_the_core_and_puts_the_rest_in_extras(wheel):
     core, extras = _requirements(wheel)
     assert core == CORE_REQUIREMENTS
@@ -110,6 +111,7 @@ def test_the_wheel_requires_only_the_core_and_puts_the_rest_in_extras(wheel):
     assert {"train", "plot", "web", "video", "openspiel", "rllib", "torchrl", "all", "dev"} <= set(extras)
 
 
+@pytest.mark.slow  # building the wheel
 def test_the_wheel_ships_the_packages_and_no_experiment(wheel):
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
@@ -124,6 +126,7 @@ def test_the_wheel_ships_the_packages_and_no_experiment(wheel):
     )  # the probe sees the packages
 
 
+@pytest.mark.slow  # a wheel install
 def test_a_wheel_installed_outside_the_repository_has_the_presets_and_the_shipped_policies(wheel, tmp_path):
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
