@@ -249,6 +249,7 @@ except ImportError as e:
 """
 
 
+@pytest.mark.slow  # an interpreter without torch
 def test_the_network_without_torch_is_one_line_naming_the_extra():
     done = subprocess.run([sys.executable, "-c", WITHOUT_TORCH], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -171,6 +171,7 @@ def test_a_checkpoint_with_half_a_belief_network_or_one_too_big_is_refused(field
         checked_config(made)
 
 
+@pytest.mark.slow  # a training stage
 def test_a_chain_whose_stage_cannot_start_from_the_network_it_is_given_is_refused_before_any_stage_runs(tmp_path):
     rows = Trainer(config.Args(run_dir=str(tmp_path), exp_name="r", belief_rows=True, **tiny()))
     path = str(rows.checkpoint(tmp_path / "r.pt"))

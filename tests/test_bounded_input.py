@@ -83,6 +83,7 @@ def test_an_sb3_zip_bomb_is_refused_unread_in_little_memory(tmp_path):
     assert grown < 32, grown  # MB: the member is refused unread
 
 
+@pytest.mark.slow  # an interpreter with a memory cap
 def test_a_zip_whose_header_lies_about_a_member_is_read_only_up_to_the_cap(tmp_path):
     liar = zip_bomb(tmp_path / "liar.zip", 64 * MB, lie=1000)
     _, grown, said = refusal(liar)

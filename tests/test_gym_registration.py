@@ -20,8 +20,10 @@ def run(code: str) -> list[str]:
     "imports",
     [
         "import barbu_env, gymnasium",  # barbu_env first: the order that used to fail
-        "import gymnasium\nimport barbu_env\ngymnasium.register_envs(barbu_env)",  # Gymnasium 1.x's idiom
-        "import gymnasium\nfrom barbu_env.game import engine",  # any submodule imports the package
+        pytest.param(  # Gymnasium 1.x's idiom
+            "import gymnasium\nimport barbu_env\ngymnasium.register_envs(barbu_env)", marks=pytest.mark.slow
+        ),
+        pytest.param("import gymnasium\nfrom barbu_env.game import engine", marks=pytest.mark.slow),  # any submodule
     ],
 )
 def test_barbu_v1_is_made_whatever_was_imported_first(imports):

@@ -72,6 +72,7 @@ def test_eval_out_on_a_full_disk_keeps_the_old_file_prints_the_table_and_names_t
     assert sorted(p.name for p in tmp_path.iterdir()) == ["res.json"]  # no temporary file left
 
 
+@pytest.mark.slow  # an interpreter playing a game
 def test_play_record_on_a_full_disk_keeps_the_old_record(tmp_path):
     (tmp_path / "r.json").write_text(OLD)
     done = barbu_with_file_size_limit(
@@ -153,6 +154,7 @@ STALLING_PLAY = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # an interpreter playing a game
 def test_ctrl_c_while_an_agent_thinks_records_the_finished_hands_and_the_hand_under_way(tmp_path):
     play = start_play(
         ["play", "--agents", "stall,random,random,random", "--seed", "5", "--record", "r.json"], tmp_path, STALLING_PLAY

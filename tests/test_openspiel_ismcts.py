@@ -112,6 +112,7 @@ def test_it_is_accepted_as_a_spec_with_the_documented_defaults():
         make_agent("openspiel-ismcts:simulations=0")
 
 
+@pytest.mark.slow  # an interpreter without pyspiel
 def test_without_open_spiel_it_says_which_extra_to_install_and_barbu_does_not_import_pyspiel():
     code = (
         "import sys; import barbu_env, barbu_env.agents, barbu_env.cli.main\n"
