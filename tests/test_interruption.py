@@ -82,6 +82,7 @@ def _wait_for_checkpoint(proc: subprocess.Popen, path: Path, iterations: int = 1
     pytest.fail(f"no checkpoint after {STARTUP_SECONDS} s")
 
 
+@pytest.mark.slow  # a trainer process to its first checkpoint
 def test_ctrl_c_saves_the_last_whole_iteration_and_exits_with_one_line(tmp_path):
     proc = _start(tmp_path, "--exp-name", "cc", "--total-decisions", "1000000000")
     latest = tmp_path / "cc" / "checkpoints" / "latest.pt"

@@ -64,10 +64,10 @@ RULESETS = {**{name: load_rules(name) for name in PRESETS}, **SWITCHES}
 
 #: Games in one lockstep batch, and the batches of random games per preset (the slow suite
 #: plays 4,096 a preset).
-BATCH = 16
+BATCH = 8
 RANDOM_BATCHES = 1
 #: Heuristic games per preset or switch set.
-HEURISTIC_GAMES = 8
+HEURISTIC_GAMES = 4
 #: One game in this many compares every field of the state, every agent's observation, ...
 DEEP_EVERY = 32
 #: One game in this many compares information states (in the first random batch of each

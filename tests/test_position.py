@@ -59,7 +59,9 @@ def record_game(rules, seed: int):
     return log, snapshots
 
 
-@pytest.mark.parametrize("name", list(RULESETS))
+@pytest.mark.parametrize(
+    "name", [n if n in ("standard", "rotating") else pytest.param(n, marks=pytest.mark.slow) for n in RULESETS]
+)
 def test_positions_from_the_state_and_from_an_observation_play_on_as_the_environment(name):
     rules = RULESETS[name]
     log, snapshots = record_game(rules, seed=11 + len(name))
