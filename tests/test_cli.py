@@ -90,6 +90,7 @@ def test_help_lists_the_commands(capsys):
         assert command in printed
 
 
+@pytest.mark.slow  # an interpreter
 def test_help_does_not_import_the_heavy_modules():
     code = (
         "import sys\n"

@@ -157,7 +157,7 @@ UPDATE = ppo.ppo_update
 @pytest.mark.parametrize(
     "fields,poison,what",
     [
-        (dict(reward_scale=1e30), False, "value_loss"),
+        pytest.param(dict(reward_scale=1e30), False, "value_loss", marks=pytest.mark.slow),
         ({}, True, "weights"),
     ],
 )

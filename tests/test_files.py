@@ -20,6 +20,7 @@ def run_with_file_size_limit(code: str, limit: int) -> subprocess.CompletedProce
     return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # an interpreter with a file-size limit
 def test_a_write_that_fills_the_disk_leaves_the_old_file_whole_and_names_it(tmp_path):
     out = tmp_path / "res.json"
     out.write_text(OLD)

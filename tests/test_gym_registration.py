@@ -36,6 +36,7 @@ def test_barbu_v1_is_made_whatever_was_imported_first(imports):
     assert run(code) == ["1132", "True"]
 
 
+@pytest.mark.slow  # an interpreter
 def test_importing_barbu_env_registers_by_name_and_imports_no_environment():
     code = (
         "import sys, barbu_env, gymnasium\n"

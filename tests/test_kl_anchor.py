@@ -75,6 +75,7 @@ def test_the_ppo_loss_adds_the_kl_to_the_anchor_and_logs_it(tiny_rollout):
     assert "losses/kl_anchor" not in plain
 
 
+@pytest.mark.slow  # a training run
 def test_training_with_a_kl_coefficient_pulls_the_policy_toward_the_anchor(tmp_path, tiny_rollout):
     _, rollout = tiny_rollout
     anchor, kls = _anchor_network(), {}

@@ -312,7 +312,9 @@ def test_a_league_refuses_one_agent_listed_twice_however_it_is_spelt(first, seco
     assert check_league_specs(["pimc:worlds=8", "pimc:worlds=9", "pimc", "heuristic", "heuristic-cautious"])
 
 
-@pytest.mark.parametrize("edited", ["mine_edited.py", pytest.param("mine_helper.py", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "edited", [pytest.param(e, marks=pytest.mark.slow) for e in ("mine_edited.py", "mine_helper.py")]
+)
 def test_an_agent_whose_code_or_its_helpers_code_changes_is_played_again(edited, tmp_path, monkeypatch):
     (tmp_path / "mine_edited.py").write_text("import mine_helper\n" + AGENT.format(margin="mine_helper.MARGIN"))
     monkeypatch.chdir(tmp_path)

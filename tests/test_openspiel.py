@@ -359,6 +359,7 @@ def test_resampling_keeps_the_players_information_and_everything_public():
     )
 
 
+@pytest.mark.slow  # a frequency test
 def test_resampling_is_uniform_over_the_consistent_worlds():
     """Late in a hand with a void shown: every consistent world is drawn about equally often."""
     scipy_stats = pytest.importorskip("scipy.stats")

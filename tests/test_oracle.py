@@ -99,7 +99,7 @@ def test_random_games_play_as_the_oracle(preset, part):
     assert full_games(play(preset, seed_of(preset, part), BATCH, deep_every=DEEP_EVERY, info_every=info_every), BATCH)
 
 
-@pytest.mark.parametrize("name", list(RULESETS))
+@pytest.mark.parametrize("name", [n if n in PRESETS else pytest.param(n, marks=pytest.mark.slow) for n in RULESETS])
 def test_heuristic_games_play_as_the_oracle(name):
     compared = play(
         RULESETS[name], seed_of(name, 99), HEURISTIC_GAMES, heuristic=True, deep_every=DEEP_EVERY, info_every=INFO_EVERY

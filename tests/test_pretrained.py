@@ -28,8 +28,14 @@ def test_a_shipped_policy_is_small_and_has_a_model_card_that_matches_it(name):
         assert fact in card, fact
 
 
-@pytest.mark.parametrize("name", sorted(SHIPPED))
-@pytest.mark.parametrize("rules", preset_names())
+@pytest.mark.parametrize(
+    "name, rules",
+    [
+        (n, r) if r == "standard" or n == "ppo" else pytest.param(n, r, marks=pytest.mark.slow)
+        for n in sorted(SHIPPED)
+        for r in preset_names()
+    ],
+)
 def test_a_shipped_policy_plays_whole_games_legally_by_name(name, rules):
     env = barbu_env.env(rules=rules)
     env.reset(seed=3)

@@ -632,6 +632,7 @@ def test_the_warm_start_imitates_the_teacher_at_its_own_learning_rate_then_ppo_a
     assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(1e-4 * (1 - done / 10**6))
 
 
+@pytest.mark.slow  # a timed run
 def test_a_time_budget_stops_the_run_and_anneals_the_rate_by_time(tmp_path):
     args = config.Args(
         run_dir=str(tmp_path),
