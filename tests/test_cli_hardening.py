@@ -117,7 +117,7 @@ def _run(argv: list[str], stdin_closed: bool, capsys) -> tuple[object, str, str]
     return code, out, err
 
 
-@pytest.mark.parametrize("row", ROWS)
+@pytest.mark.parametrize("row", [r if not ROWS[r][2] else pytest.param(r, marks=pytest.mark.slow) for r in ROWS])
 def test_a_bad_command_line_is_refused_on_one_line_before_anything_runs(row, files, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     argv, reason, stdin_closed = ROWS[row]
@@ -178,7 +178,7 @@ def _has_ipv6() -> bool:
 @pytest.mark.parametrize(
     "host, shown, every",
     [
-        (None, "127.0.0.1", None),
+        pytest.param(None, "127.0.0.1", None, marks=pytest.mark.slow),
         pytest.param("0.0.0.0", "127.0.0.1", "IPv4", marks=pytest.mark.slow),
         pytest.param(
             "::",

@@ -135,6 +135,7 @@ COMMANDS = {
 }  # fmt: skip
 
 
+@pytest.mark.slow  # an interpreter without the extras
 def test_without_the_extras_each_feature_that_needs_one_fails_with_one_line_naming_it(tmp_path):
     plugin = tmp_path / "plugin"
     (plugin / "barbu_test_plugin-0.dist-info").mkdir(parents=True)

@@ -168,7 +168,11 @@ def check_rule_set(rules, seed: int, num_games: int, games_each: int = 1) -> int
 # ---------------------------------------------------------------- the kernels equal the oracle
 
 
-@pytest.mark.parametrize("name,rules", RULE_SETS, ids=[name for name, _ in RULE_SETS])
+@pytest.mark.parametrize(
+    "name,rules",
+    [p if p[0] in ("standard", "classic") else pytest.param(*p, marks=pytest.mark.slow) for p in RULE_SETS],
+    ids=[name for name, _ in RULE_SETS],
+)
 def test_kernels_equal_the_oracle_on_every_decision_of_full_games(name, rules):
     # 3 slots, each to the end of a whole game (about 1,650 decisions): ~5k decisions per
     # rule set, ~35k in all.

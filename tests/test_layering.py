@@ -77,7 +77,9 @@ BATCHED_AND_BELIEF = (
 )
 
 
-@pytest.mark.parametrize("statement", [pytest.param(ENGINE_ONLY, marks=pytest.mark.slow), BATCHED_AND_BELIEF])
+@pytest.mark.parametrize(
+    "statement", [pytest.param(s, marks=pytest.mark.slow) for s in (ENGINE_ONLY, BATCHED_AND_BELIEF)]
+)
 def test_engine_imports_no_rl_framework(statement):
     modules = modules_loaded_by(statement)
     assert "barbu_env.game.engine" in modules

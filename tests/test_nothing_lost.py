@@ -55,6 +55,7 @@ def not_saved_lines(stderr: str) -> list[str]:
 # ---------------------------------------------------------------------- a full disk
 
 
+@pytest.mark.slow  # an interpreter with a file-size limit
 def test_eval_out_on_a_full_disk_keeps_the_old_file_prints_the_table_and_names_the_file(tmp_path):
     (tmp_path / "res.json").write_text(OLD)
     done = barbu_with_file_size_limit(

@@ -93,7 +93,7 @@ def full_games(compared: int, games: int) -> bool:
 
 
 @pytest.mark.parametrize("part", range(RANDOM_BATCHES))
-@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("preset", [p if p == "standard" else pytest.param(p, marks=pytest.mark.slow) for p in PRESETS])
 def test_random_games_play_as_the_oracle(preset, part):
     info_every = INFO_EVERY if part == 0 else 0
     assert full_games(play(preset, seed_of(preset, part), BATCH, deep_every=DEEP_EVERY, info_every=info_every), BATCH)
@@ -107,7 +107,9 @@ def test_heuristic_games_play_as_the_oracle(name):
     assert full_games(compared, HEURISTIC_GAMES)
 
 
-@pytest.mark.parametrize("name", list(SWITCHES))
+@pytest.mark.parametrize(
+    "name", [n if n == "redouble_anyone" else pytest.param(n, marks=pytest.mark.slow) for n in SWITCHES]
+)
 def test_random_games_under_other_switches_play_as_the_oracle(name):
     compared = play(SWITCHES[name], seed_of(name, 0), BATCH, deep_every=DEEP_EVERY, info_every=SWITCH_INFO_EVERY)
     assert full_games(compared, BATCH)

@@ -499,6 +499,7 @@ def test_a_finished_run_leaves_its_checkpoints_curve_log_and_summary(whole_run):
     assert payload["iteration"] == summary["iterations"] and len(payload["pool"]) == 2 and "optimizer" in payload
 
 
+@pytest.mark.slow  # three training runs
 def test_a_run_interrupted_and_resumed_ends_exactly_as_the_uninterrupted_run(whole_run, tmp_path, monkeypatch):
     _, whole, _ = whole_run
     # The same run, Ctrl-C in its third iteration's update, the weights already stepped: the
