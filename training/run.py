@@ -412,21 +412,21 @@ class Trainer(PPO):
             disable=not args.progress,
             dynamic_ncols=True,
         )
-        last_eval, due = "", [0.0]  # due: when the next line is (without a bar)
+        last_eval, due, started = "", 0.0, False  # due: when the next line is (without a bar)
         # until the first rollout's first step: a fresh install compiles the engine's kernels first
         status = f"it {self.iteration + 1} starting (a first run compiles the engine first: a minute or two)"
 
         def show(collecting: int = 0) -> None:
             """Where the run stands, ``collecting`` decisions into a rollout: the bar, or a line."""
-            nonlocal status
-            if collecting and "starting" in status:
-                status = f"it {self.iteration} rollout under way"
+            nonlocal status, due, started
+            if collecting and not started:
+                started, status = True, f"it {self.iteration} rollout under way"
                 bar.set_postfix_str(status, refresh=False)
             n = self.bar_position(collecting)[0]
             if args.progress:
                 bar.update(n - bar.n)
-            elif time.monotonic() >= due[0]:
-                due[0] = time.monotonic() + LINE_SECONDS
+            elif time.monotonic() >= due:
+                due = time.monotonic() + LINE_SECONDS
                 elapsed, at = time.time() - self.start, min(n, total)  # the last rollout overshoots the total
                 log.info(
                     tqdm.format_meter(
