@@ -465,7 +465,9 @@ class Sampler:
 def samplers(observations: np.ndarray, model: Any = None, passes: int = FIT_PASSES) -> list[Sampler]:
     """One ``Sampler`` per observation (float [k, 1132]), the network asked once for all of
     them. ValueError if an observation has no consistent deal."""
-    observations = np.asarray([_vector(o) for o in observations], dtype=np.float32).reshape(-1, OBS_DIM)
+    if not isinstance(observations, np.ndarray):  # a list of env.last() dicts: their vectors
+        observations = [_vector(o) for o in observations]
+    observations = np.asarray(observations, dtype=np.float32).reshape(-1, OBS_DIM)
     if not len(observations):
         return []
     model = _model(model)
