@@ -36,6 +36,7 @@ from pathlib import Path
 
 from barbu_env.game.constants import NUM_HANDS
 from barbu_env.util.argtypes import nonnegative_int, positive_int
+from barbu_env.util.files import write_text
 
 #: The rows: every shipped agent but ``human`` and ``openspiel-ismcts`` (an optional extra, minutes a game).
 AGENTS = ["random", "heuristic", "heuristic-cautious", "ppo", "ppo-finetuned", "ppo-expert", "ppo-belief"]
@@ -160,7 +161,7 @@ def write_page(page: Path, markdown: str) -> None:
     pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
     if not pattern.search(text):
         raise ValueError(f"{page} has no {START} ... {END} markers")
-    page.write_text(pattern.sub(lambda _: f"{START}\n{markdown}{END}", text))
+    write_text(page, pattern.sub(lambda _: f"{START}\n{markdown}{END}", text))
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -188,10 +189,10 @@ def main(argv: list[str] | None = None) -> dict:
     }
 
     def save() -> None:
-        args.json.write_text(json.dumps(doc, indent=1) + "\n")
+        write_text(args.json, json.dumps(doc, indent=1) + "\n")
         markdown = tables(doc)
         if args.markdown:
-            args.markdown.write_text(markdown)
+            write_text(args.markdown, markdown)
         if args.page:
             write_page(args.page, markdown)
 
