@@ -12,7 +12,7 @@ import numpy as np
 from ...game.rules import Rules
 from ...util.json_layout import write_json
 from ..tournament import SEATINGS, Estimate
-from ..tournament.schedule import seats_of_agents
+from ..tournament.compare import by_agent
 from ..tournament.stats import rounded, set_means, won_share
 from .fit import Ratings, contradictions, cycle_in, standings
 
@@ -72,13 +72,11 @@ def format_result(fmt: str, spec_a: str, result: Any) -> FormatResult:
     (its ``specs`` and ``game_table``: in seating r, agent k sits in seat (k + r) % 4)."""
     specs = list(result.specs)
     is_a = np.array([s == spec_a for s in specs])
-    rows = sorted(result.game_table, key=lambda g: g["game"])  # every game of every deal set
-    by_seat = np.array([g["scores"] for g in rows], dtype=np.float64)
-    scores = np.take_along_axis(by_seat, seats_of_agents([g["seating"] for g in rows]), axis=1)  # [G, agent]
+    scores = by_agent(result, "scores")  # [G, agent], every game of every deal set
     a_s, b_s = scores[:, is_a], scores[:, ~is_a]
     a_mean = a_s.mean(axis=1)
     margin = set_means(a_mean - b_s.mean(axis=1))
-    return FormatResult(fmt, tuple(specs), margin, set_means(a_mean), len(rows), won_share(a_s, b_s))
+    return FormatResult(fmt, tuple(specs), margin, set_means(a_mean), len(scores), won_share(a_s, b_s))
 
 
 @dataclass

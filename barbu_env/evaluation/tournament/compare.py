@@ -76,7 +76,7 @@ def compare(a: TournamentResult, b: TournamentResult, agents: Sequence[int] | No
     agents = list(agents)
 
     def per_set(key: str) -> np.ndarray:
-        return set_means(_by_agent(a, key)[:, agents].mean(axis=1) - _by_agent(b, key)[:, agents].mean(axis=1))
+        return set_means(by_agent(a, key)[:, agents].mean(axis=1) - by_agent(b, key)[:, agents].mean(axis=1))
 
     score, side_bets = per_set("scores"), per_set("side_bets")
     return Comparison(
@@ -91,7 +91,7 @@ def compare(a: TournamentResult, b: TournamentResult, agents: Sequence[int] | No
     )
 
 
-def _by_agent(result: TournamentResult, key: str) -> np.ndarray:
+def by_agent(result: TournamentResult, key: str) -> np.ndarray:
     """[G, 4] a per-seat value of the game table (``scores``, ``side_bets``) by agent:
     column k is agent k, games in index order."""
     rows = sorted(result.game_table, key=lambda g: g["game"])
